@@ -1,0 +1,153 @@
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <time.h>
+
+#include "log.h"
+
+static int		 log_stderr = 1;
+static int		 log_verbose;
+static const char	*log_procname = "migr";
+static log_sink_fn	 log_sink;
+static void		*log_sink_arg;
+
+void
+log_init(int to_stderr, int verbose, int facility)
+{
+	log_stderr = to_stderr;
+	log_verbose = verbose;
+	if (!log_stderr)
+		openlog(log_procname, LOG_PID | LOG_NDELAY, facility);
+	tzset();
+}
+
+void
+log_procinit(const char *procname)
+{
+	if (procname != NULL)
+		log_procname = procname;
+}
+
+void
+log_setverbose(int verbose)
+{
+	log_verbose = verbose;
+}
+
+int
+log_getverbose(void)
+{
+	return log_verbose;
+}
+
+void
+log_set_sink(log_sink_fn fn, void *arg)
+{
+	log_sink = fn;
+	log_sink_arg = arg;
+}
+
+void
+vlog(int prio, const char *fmt, va_list ap)
+{
+	char msg[2048];
+	int saved_errno = errno;
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	if (log_sink != NULL)
+		log_sink(prio, msg, log_sink_arg);
+	else if (log_stderr)
+		fprintf(stderr, "%s: %s\n", log_procname, msg);
+	else
+		syslog(prio, "%s", msg);
+	errno = saved_errno;
+}
+
+static void
+vlog_errno(int prio, const char *fmt, va_list ap)
+{
+	char msg[2048];
+	int saved_errno = errno;
+
+	if (fmt == NULL) {
+		errno = saved_errno;
+		log_warnx("%s", strerror(saved_errno));
+		return;
+	}
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	errno = saved_errno;
+	/* explicit prio so that fatal() is logged as LOG_CRIT */
+	if (prio == LOG_CRIT)
+		log_warnx("fatal: %s: %s", msg, strerror(saved_errno));
+	else
+		log_warnx("%s: %s", msg, strerror(saved_errno));
+	errno = saved_errno;
+}
+
+void
+log_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog_errno(LOG_ERR, fmt, ap);
+	va_end(ap);
+}
+
+void
+log_warnx(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog(LOG_ERR, fmt, ap);
+	va_end(ap);
+}
+
+void
+log_info(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog(LOG_INFO, fmt, ap);
+	va_end(ap);
+}
+
+void
+log_debug(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (log_verbose < 1)
+		return;
+	va_start(ap, fmt);
+	vlog(LOG_DEBUG, fmt, ap);
+	va_end(ap);
+}
+
+void
+fatal(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog_errno(LOG_CRIT, fmt, ap);
+	va_end(ap);
+	exit(1);
+}
+
+void
+fatalx(const char *fmt, ...)
+{
+	char msg[2048];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	log_warnx("fatal: %s", msg);
+	exit(1);
+}

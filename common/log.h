@@ -1,0 +1,34 @@
+/*
+ * Logging shared by migrd, migctl and the tests, after OpenBSD's log.c:
+ * stderr until the daemon detaches, syslog after; errno preserved by
+ * every call; log_warn appends strerror(errno).
+ */
+#ifndef MIGR_LOG_H
+#define MIGR_LOG_H
+
+#include <stdarg.h>
+
+/* LOG_TO_STDERR: foreground; else syslog (the journal under systemd). */
+#define LOG_TO_STDERR	1
+#define LOG_TO_SYSLOG	0
+
+void	log_init(int to_stderr, int verbose, int facility);
+void	log_procinit(const char *procname);
+void	log_setverbose(int verbose);
+int	log_getverbose(void);
+
+/* Optional sink that replaces stderr/syslog (tests, libraries). */
+typedef void (*log_sink_fn)(int prio, const char *msg, void *arg);
+void	log_set_sink(log_sink_fn fn, void *arg);
+
+void	log_warn(const char *, ...) __attribute__((format(printf, 1, 2)));
+void	log_warnx(const char *, ...) __attribute__((format(printf, 1, 2)));
+void	log_info(const char *, ...) __attribute__((format(printf, 1, 2)));
+void	log_debug(const char *, ...) __attribute__((format(printf, 1, 2)));
+void	vlog(int, const char *, va_list) __attribute__((format(printf, 2, 0)));
+__attribute__((noreturn)) void fatal(const char *, ...)
+    __attribute__((format(printf, 1, 2)));
+__attribute__((noreturn)) void fatalx(const char *, ...)
+    __attribute__((format(printf, 1, 2)));
+
+#endif

@@ -1,0 +1,1 @@
+# migctl: see issue 5.

@@ -1,0 +1,1 @@
+# migrd: see issue 5.

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Every guest runs the kernel we built: its release and its build id (the
+# ELF note the guest exports in /sys/kernel/notes) match the bzImage's.
+. "$(dirname "$0")/../lib.sh"
+
+kdir=$("$top/kernel/build.sh" --path)
+release=$(cat "$kdir/release")
+buildid=$(cat "$kdir/vmlinux.id")
+
+for g in host1 host2 client; do
+	is "$(gx "$g" uname -r)" "$release" "$g runs kernel release $release"
+	notes=$(gx "$g" "od -An -tx1 -v /sys/kernel/notes | tr -d ' \n'")
+	like "$notes" "$buildid" "$g kernel build id is $buildid"
+	is "$(gx "$g" hostname)" "$g" "$g has its name"
+done
+done_testing

@@ -1,0 +1,122 @@
+/* Unit tests for common/log.c: messages reach the sink with the right
+ * priority and text, errno survives every call, log_debug obeys the
+ * verbosity. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <syslog.h>
+#include <cmocka.h>
+
+#include "log.h"
+
+struct captured {
+	int	prio;
+	int	count;
+	char	msg[2048];
+};
+
+static void
+capture(int prio, const char *msg, void *arg)
+{
+	struct captured *c = arg;
+
+	c->prio = prio;
+	c->count++;
+	strncpy(c->msg, msg, sizeof(c->msg) - 1);
+}
+
+static int
+setup(void **state)
+{
+	static struct captured c;
+
+	memset(&c, 0, sizeof(c));
+	log_set_sink(capture, &c);
+	log_setverbose(0);
+	*state = &c;
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	(void)state;
+	log_set_sink(NULL, NULL);
+	return 0;
+}
+
+static void
+test_warn_appends_strerror_and_keeps_errno(void **state)
+{
+	struct captured *c = *state;
+
+	errno = ENOENT;
+	log_warn("%s: open %s", "f", "/x");
+	assert_int_equal(errno, ENOENT);
+	assert_string_equal(c->msg, "f: open /x: No such file or directory");
+	assert_int_equal(c->prio, LOG_ERR);
+}
+
+static void
+test_warnx_has_no_errno_text(void **state)
+{
+	struct captured *c = *state;
+
+	errno = EPERM;
+	log_warnx("bad value %d", 7);
+	assert_int_equal(errno, EPERM);
+	assert_string_equal(c->msg, "bad value 7");
+}
+
+static void
+test_info_priority(void **state)
+{
+	struct captured *c = *state;
+
+	log_info("hello");
+	assert_int_equal(c->prio, LOG_INFO);
+	assert_int_equal(c->count, 1);
+}
+
+static void
+test_debug_needs_verbose(void **state)
+{
+	struct captured *c = *state;
+
+	log_debug("quiet");
+	assert_int_equal(c->count, 0);
+	log_setverbose(1);
+	log_debug("loud %s", "now");
+	assert_int_equal(c->count, 1);
+	assert_string_equal(c->msg, "loud now");
+	assert_int_equal(c->prio, LOG_DEBUG);
+}
+
+static void
+test_long_message_is_truncated_not_overflowed(void **state)
+{
+	struct captured *c = *state;
+	char big[5000];
+
+	memset(big, 'a', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	log_warnx("%s", big);
+	assert_int_equal(strlen(c->msg), 2047);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_warn_appends_strerror_and_keeps_errno, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_warnx_has_no_errno_text, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_info_priority, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_debug_needs_verbose, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_long_message_is_truncated_not_overflowed, setup, teardown),
+	};
+
+	return cmocka_run_group_tests_name("log", tests, NULL, NULL);
+}

@@ -1,0 +1,8 @@
+# vmlab: the guest exec agent and its host-side client.
+PROGRAMS += $(BUILD)/vmlab/migr-agent $(BUILD)/vmlab/lab-exec
+
+$(BUILD)/vmlab/migr-agent: $(BUILD)/vmlab/agent.o
+	$(CC) $(LDFLAGS) -o $@ $^
+
+$(BUILD)/vmlab/lab-exec: $(BUILD)/vmlab/lab-exec.o
+	$(CC) $(LDFLAGS) -o $@ $^
