@@ -49,6 +49,7 @@ include migrd/module.mk
 include migctl/module.mk
 include vmlab/module.mk
 include tests/module.mk
+include tests/workload/module.mk
 -include tests/fuzz/module.mk
 
 all: $(PROGRAMS) $(LIBS)

@@ -42,3 +42,24 @@ like() {
 }
 
 done_testing() { exit $((T_FAIL > 0)); }
+
+# service_ns GUEST NS IPV4/PLEN IPV6/PLEN MAC: a network namespace on GUEST
+# whose veth (named v$NS on the guest's side) is bridged onto the LAN.
+service_ns() {
+	gx "$1" "set -e
+		ip netns add $2
+		ip link add v$2 type veth peer name eth0 netns $2
+		ip link set v$2 master br0 up
+		ip -n $2 link set lo up
+		ip -n $2 link set eth0 address $5 up
+		ip -n $2 addr add $3 dev eth0
+		ip -n $2 -6 addr add $4 dev eth0 nodad"
+}
+
+# service_ns_del GUEST NS: kill what runs in NS and remove it.
+service_ns_del() {
+	gx "$1" "ip netns pids $2 2>/dev/null | xargs -r kill -9; ip netns del $2; ip link del v$2" >/dev/null 2>&1
+}
+
+# kv REPORT KEY: the value of KEY in a "k=v k=v" report line.
+kv() { tr ' ' '\n' <<<"$1" | sed -n "s/^$2=//p" | tail -n1; }

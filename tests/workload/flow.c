@@ -1,0 +1,233 @@
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "flow.h"
+#include "log.h"
+#include "pattern.h"
+
+#define FLOW_BUF	(64 * 1024)
+
+struct flow {
+	int			 fd;
+	uint64_t		 key;
+	int			 tx_dir, rx_dir;
+	uint32_t		 tx_next, rx_next;
+	uint64_t		 rate;
+	double			 credit;
+	double			 last_rx;
+	uint64_t		 rx_bytes;
+	int			 rx_started;
+	struct event		*rd, *wr;
+	struct flow_stats	*stats;
+	flow_end_fn		 end;
+	void			*arg;
+};
+
+double
+flow_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void
+flow_finish(struct flow *f, enum flow_end why)
+{
+	switch (why) {
+	case FLOW_EOF:
+		f->stats->eofs++;
+		break;
+	case FLOW_RESET:
+		f->stats->resets++;
+		break;
+	case FLOW_MISMATCH:
+		f->stats->mismatches++;
+		break;
+	case FLOW_ERROR:
+		f->stats->errors++;
+		break;
+	}
+	f->end(f, why, f->arg);
+}
+
+static enum flow_end
+flow_errno_end(int err)
+{
+	return (err == ECONNRESET || err == EPIPE) ? FLOW_RESET : FLOW_ERROR;
+}
+
+static void
+flow_on_read(evutil_socket_t fd, short what, void *arg)
+{
+	static uint8_t buf[FLOW_BUF];
+	struct flow *f = arg;
+	double now = flow_now();
+	ssize_t n;
+	size_t ok;
+
+	(void)what;
+	n = recv(fd, buf, sizeof(buf), MSG_PEEK);
+	if (n < 0) {
+		if (errno == EAGAIN || errno == EINTR)
+			return;
+		log_warn("flow %d: recv", fd);
+		flow_finish(f, flow_errno_end(errno));
+		return;
+	}
+	if (n == 0) {
+		flow_finish(f, FLOW_EOF);
+		return;
+	}
+	ok = pattern_check(f->key, f->rx_dir, f->rx_next, buf, (size_t)n);
+	if (ok != (size_t)n) {
+		log_warnx("flow %d: wrong byte at seq %u (offset %zu of a "
+		    "%zd-byte read): got 0x%02x, want 0x%02x", fd,
+		    f->rx_next + (uint32_t)ok, ok, n, buf[ok],
+		    pattern_byte(f->key, f->rx_dir, f->rx_next + (uint32_t)ok));
+		flow_finish(f, FLOW_MISMATCH);
+		return;
+	}
+	/* consume exactly what was checked */
+	if (recv(fd, buf, (size_t)n, 0) != n) {
+		log_warn("flow %d: consume", fd);
+		flow_finish(f, FLOW_ERROR);
+		return;
+	}
+	if (f->rx_started && now - f->last_rx > f->stats->max_gap)
+		f->stats->max_gap = now - f->last_rx;
+	f->rx_started = 1;
+	f->last_rx = now;
+	f->rx_next += (uint32_t)n;
+	f->rx_bytes += (uint64_t)n;
+	f->stats->rx_bytes += (uint64_t)n;
+}
+
+static void
+flow_on_write(evutil_socket_t fd, short what, void *arg)
+{
+	static uint8_t buf[FLOW_BUF];
+	struct flow *f = arg;
+	size_t len = f->credit < sizeof(buf) ? (size_t)f->credit : sizeof(buf);
+	ssize_t n;
+
+	(void)what;
+	if (len == 0)
+		return;
+	pattern_fill(f->key, f->tx_dir, f->tx_next, buf, len);
+	n = send(fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+	if (n < 0) {
+		if (errno == EAGAIN || errno == EINTR) {
+			event_add(f->wr, NULL);
+			return;
+		}
+		log_warn("flow %d: send", fd);
+		flow_finish(f, flow_errno_end(errno));
+		return;
+	}
+	f->tx_next += (uint32_t)n;
+	f->credit -= (double)n;
+	f->stats->tx_bytes += (uint64_t)n;
+	if (f->credit >= 1)
+		event_add(f->wr, NULL);
+}
+
+void
+flow_tick(struct flow *f, double dt)
+{
+	if (f->rate == 0)
+		return;
+	f->credit += f->rate * dt;
+	/* no more than a second's worth piles up during a stall */
+	if (f->credit > (double)f->rate)
+		f->credit = (double)f->rate;
+	if (f->credit >= 1)
+		event_add(f->wr, NULL);
+}
+
+struct flow *
+flow_new(struct event_base *base, int fd, int is_server, uint64_t rate,
+    struct flow_stats *stats, flow_end_fn end, void *arg)
+{
+	struct sockaddr_storage local, peer;
+	socklen_t llen = sizeof(local), plen = sizeof(peer);
+	struct flow *f;
+	int one = 1;
+
+	f = calloc(1, sizeof(*f));
+	if (f == NULL) {
+		log_warn("%s: calloc", __func__);
+		close(fd);
+		return NULL;
+	}
+	if (getsockname(fd, (struct sockaddr *)&local, &llen) < 0 ||
+	    getpeername(fd, (struct sockaddr *)&peer, &plen) < 0) {
+		log_warn("%s: socket addresses", __func__);
+		goto out_free;
+	}
+	if (pattern_seqs(fd, &f->tx_next, &f->rx_next) < 0)
+		goto out_free;
+	evutil_make_socket_nonblocking(fd);
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	f->fd = fd;
+	f->key = is_server ? pattern_key(&peer, &local) : pattern_key(&local, &peer);
+	f->tx_dir = is_server ? DIR_S2C : DIR_C2S;
+	f->rx_dir = is_server ? DIR_C2S : DIR_S2C;
+	f->rate = rate;
+	f->stats = stats;
+	f->end = end;
+	f->arg = arg;
+	f->last_rx = flow_now();
+	f->rd = event_new(base, fd, EV_READ | EV_PERSIST, flow_on_read, f);
+	f->wr = event_new(base, fd, EV_WRITE, flow_on_write, f);
+	if (f->rd == NULL || f->wr == NULL || event_add(f->rd, NULL) < 0) {
+		log_warnx("%s: cannot add events", __func__);
+		goto out_free;
+	}
+	return f;
+
+out_free:
+	if (f->rd)
+		event_free(f->rd);
+	if (f->wr)
+		event_free(f->wr);
+	free(f);
+	close(fd);
+	return NULL;
+}
+
+void
+flow_free(struct flow *f)
+{
+	if (f == NULL)
+		return;
+	event_free(f->rd);
+	event_free(f->wr);
+	close(f->fd);
+	free(f);
+}
+
+double
+flow_open_gap(const struct flow *f)
+{
+	return f->rx_started ? flow_now() - f->last_rx : 0;
+}
+
+int
+flow_fd(const struct flow *f)
+{
+	return f->fd;
+}
+
+uint64_t
+flow_rx_bytes(const struct flow *f)
+{
+	return f->rx_bytes;
+}

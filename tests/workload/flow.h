@@ -1,0 +1,45 @@
+/*
+ * One verified TCP flow of the test workload: writes the pattern at a
+ * bounded rate and checks every byte it reads against the pattern (see
+ * pattern.h).  Shared by streamd (server side) and streamc (client side).
+ */
+#ifndef MIGR_WORKLOAD_FLOW_H
+#define MIGR_WORKLOAD_FLOW_H
+
+#include <stdint.h>
+#include <event2/event.h>
+
+struct flow;
+
+struct flow_stats {
+	uint64_t	tx_bytes;	/* pattern bytes written */
+	uint64_t	rx_bytes;	/* bytes read and found right */
+	uint64_t	mismatches;	/* flows that read a wrong byte */
+	uint64_t	resets;		/* flows ended by ECONNRESET/EPIPE */
+	uint64_t	eofs;		/* flows the peer closed */
+	uint64_t	errors;		/* other socket errors */
+	double		max_gap;	/* longest wait between two reads, s */
+};
+
+enum flow_end { FLOW_EOF, FLOW_RESET, FLOW_MISMATCH, FLOW_ERROR };
+
+/* Called once when the flow ends; the callback frees the flow. */
+typedef void (*flow_end_fn)(struct flow *, enum flow_end, void *arg);
+
+/*
+ * Adopt a connected TCP socket: read its sequence numbers and key and
+ * start reading and writing.  rate is bytes/s written (0: write nothing).
+ * The flow owns fd.  NULL on failure (fd closed).
+ */
+struct flow *flow_new(struct event_base *, int fd, int is_server,
+    uint64_t rate, struct flow_stats *, flow_end_fn, void *arg);
+void	flow_free(struct flow *);
+/* Gap since the last read, for flows still open at the end. */
+double	flow_open_gap(const struct flow *);
+/* Called by a periodic timer: grant write credit for dt seconds. */
+void	flow_tick(struct flow *, double dt);
+int	flow_fd(const struct flow *);
+uint64_t flow_rx_bytes(const struct flow *);
+double	flow_now(void);
+
+#endif

@@ -1,0 +1,344 @@
+/*
+ * streamc: the test client.  Keeps -n connections to the service busy in
+ * both directions (-r bytes/s each way per connection), checks every byte
+ * it reads against the pattern (pattern.h), measures the longest stall
+ * (the longest wait between two reads on any connection), and every -p
+ * milliseconds opens a fresh connection to check that the service still
+ * accepts.
+ *
+ *   streamc -c ADDR:PORT [-c ADDR:PORT]... [-n CONNS] [-r RATE]
+ *           [-d SECONDS] [-p PROBE_MS] [-o REPORT]
+ *
+ * Connections are spread round-robin over the -c targets (mix IPv4 and
+ * IPv6 by giving both).  It runs -d seconds (0: until SIGTERM/SIGINT);
+ * SIGUSR1 writes an interim report.  The report is one line of key=value
+ * pairs, then verdict=PASS or verdict=FAIL; the exit status is 0 on PASS.
+ * PASS means: every connection opened, none read a wrong byte, none was
+ * reset or closed by the service, and every probe got served.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <event2/event.h>
+
+#include "addr.h"
+#include "flow.h"
+#include "log.h"
+
+#define MAX_TARGETS	16
+#define MAX_FLOWS	4096
+#define PROBE_TIMEOUT	30.0
+
+struct target {
+	struct sockaddr_storage	ss;
+	socklen_t		len;
+};
+
+struct pending {		/* a connect in progress */
+	struct event	*ev;
+	int		 fd;
+	int		 probe;
+	double		 started;
+	struct pending	*next;
+};
+
+struct probe {			/* a probe connection being served */
+	struct flow	*flow;
+	double		 started;
+	struct probe	*next;
+};
+
+static struct event_base	*base;
+static struct target		 targets[MAX_TARGETS];
+static int			 ntargets, next_target;
+static struct flow		*flows[MAX_FLOWS];
+static int			 nflows;
+static struct flow_stats	 stats, probe_stats;
+static uint64_t			 rate = 8192;
+static uint64_t			 connect_failures, probes_ok, probes_failed;
+static struct probe		*probes;
+static const char		*report;
+
+static void
+on_flow_end(struct flow *f, enum flow_end why, void *arg)
+{
+	int i;
+
+	(void)why;
+	(void)arg;
+	for (i = 0; i < nflows; i++)
+		if (flows[i] == f)
+			break;
+	if (i < nflows)
+		flows[i] = flows[--nflows];
+	flow_free(f);
+}
+
+static void
+on_probe_end(struct flow *f, enum flow_end why, void *arg)
+{
+	struct probe **pp, *p = arg;
+
+	(void)f;
+	if (why != FLOW_EOF || flow_rx_bytes(p->flow) == 0) {
+		probes_failed++;
+		log_warnx("probe ended before it was served");
+	} else {
+		probes_ok++;
+	}
+	for (pp = &probes; *pp != p; pp = &(*pp)->next)
+		;
+	*pp = p->next;
+	flow_free(p->flow);
+	free(p);
+}
+
+static void
+on_connected(evutil_socket_t fd, short what, void *arg)
+{
+	struct pending *pd = arg;
+	int err = 0;
+	socklen_t len = sizeof(err);
+
+	event_free(pd->ev);
+	if (what & EV_TIMEOUT)
+		err = ETIMEDOUT;
+	else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
+		err = errno;
+	if (err != 0) {
+		errno = err;
+		log_warn("connect");
+		close(fd);
+		if (pd->probe)
+			probes_failed++;
+		else
+			connect_failures++;
+		free(pd);
+		return;
+	}
+	if (pd->probe) {
+		struct probe *p = calloc(1, sizeof(*p));
+
+		if (p == NULL) {
+			close(fd);
+			probes_failed++;
+		} else {
+			p->started = pd->started;
+			p->flow = flow_new(base, fd, 0, 0, &probe_stats,
+			    on_probe_end, p);
+			if (p->flow == NULL) {
+				free(p);
+				probes_failed++;
+			} else {
+				p->next = probes;
+				probes = p;
+			}
+		}
+	} else if (nflows < MAX_FLOWS) {
+		struct flow *f = flow_new(base, fd, 0, rate, &stats,
+		    on_flow_end, NULL);
+
+		if (f == NULL)
+			connect_failures++;
+		else
+			flows[nflows++] = f;
+	} else {
+		close(fd);
+	}
+	free(pd);
+}
+
+static void
+start_connect(int probe)
+{
+	struct target *t = &targets[next_target++ % ntargets];
+	struct timeval limit = { probe ? (long)PROBE_TIMEOUT : 60, 0 };
+	struct pending *pd;
+	int fd;
+
+	fd = socket(t->ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	pd = calloc(1, sizeof(*pd));
+	if (fd < 0 || pd == NULL) {
+		log_warn("socket");
+		goto out_fail;
+	}
+	if (connect(fd, (struct sockaddr *)&t->ss, t->len) < 0 &&
+	    errno != EINPROGRESS) {
+		log_warn("connect");
+		goto out_fail;
+	}
+	pd->fd = fd;
+	pd->probe = probe;
+	pd->started = flow_now();
+	pd->ev = event_new(base, fd, EV_WRITE, on_connected, pd);
+	if (pd->ev == NULL || event_add(pd->ev, &limit) < 0)
+		goto out_fail;
+	return;
+out_fail:
+	if (fd >= 0)
+		close(fd);
+	free(pd);
+	if (probe)
+		probes_failed++;
+	else
+		connect_failures++;
+}
+
+static int
+write_report(void)
+{
+	FILE *out = report ? fopen(report, "w") : stdout;
+	double stall = stats.max_gap;
+	int i, pass;
+
+	for (i = 0; i < nflows; i++)
+		if (flow_open_gap(flows[i]) > stall)
+			stall = flow_open_gap(flows[i]);
+	pass = stats.mismatches == 0 && stats.resets == 0 && stats.eofs == 0 &&
+	    stats.errors == 0 && connect_failures == 0 && probes_failed == 0;
+	if (out == NULL) {
+		log_warn("%s", report);
+		return pass;
+	}
+	fprintf(out, "flows=%d tx_bytes=%llu rx_bytes=%llu mismatches=%llu "
+	    "resets=%llu eofs=%llu errors=%llu connect_failures=%llu "
+	    "longest_stall_ms=%.0f probes_ok=%llu probes_failed=%llu "
+	    "verdict=%s\n", nflows,
+	    (unsigned long long)stats.tx_bytes,
+	    (unsigned long long)stats.rx_bytes,
+	    (unsigned long long)stats.mismatches,
+	    (unsigned long long)stats.resets, (unsigned long long)stats.eofs,
+	    (unsigned long long)stats.errors,
+	    (unsigned long long)connect_failures, stall * 1000,
+	    (unsigned long long)probes_ok, (unsigned long long)probes_failed,
+	    pass ? "PASS" : "FAIL");
+	if (out != stdout)
+		fclose(out);
+	else
+		fflush(out);
+	return pass;
+}
+
+static void
+on_tick(evutil_socket_t fd, short what, void *arg)
+{
+	struct probe *p, *next;
+	double now = flow_now();
+	int i;
+
+	(void)fd;
+	(void)what;
+	(void)arg;
+	for (i = 0; i < nflows; i++)
+		flow_tick(flows[i], 0.05);
+	for (p = probes; p != NULL; p = next) {
+		next = p->next;
+		if (flow_rx_bytes(p->flow) > 0) {
+			/* served: the probe is done */
+			on_probe_end(p->flow, FLOW_EOF, p);
+		} else if (now - p->started > PROBE_TIMEOUT) {
+			on_probe_end(p->flow, FLOW_ERROR, p);
+		}
+	}
+}
+
+static void
+on_probe_timer(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	(void)arg;
+	start_connect(1);
+}
+
+static void
+on_signal(evutil_socket_t sig, short what, void *arg)
+{
+	(void)what;
+	(void)arg;
+	if (sig == SIGUSR1)
+		write_report();
+	else
+		event_base_loopbreak(base);
+}
+
+int
+main(int argc, char **argv)
+{
+	struct timeval tick = { 0, 50000 }, dur = { 0, 0 }, probe_tv;
+	long conns = 1, duration = 10, probe_ms = 0;
+	int c, i;
+	char *end;
+
+	log_procinit("streamc");
+	log_init(LOG_TO_STDERR, 0, 0);
+	while ((c = getopt(argc, argv, "c:n:r:d:p:o:")) != -1) {
+		switch (c) {
+		case 'c':
+			if (ntargets == MAX_TARGETS)
+				fatalx("at most %d targets", MAX_TARGETS);
+			if (addr_parse(optarg, &targets[ntargets].ss,
+			    &targets[ntargets].len) < 0)
+				return 2;
+			ntargets++;
+			break;
+		case 'n':
+			conns = strtol(optarg, &end, 10);
+			if (*end || conns < 0 || conns > MAX_FLOWS)
+				fatalx("bad connection count '%s'", optarg);
+			break;
+		case 'r':
+			rate = strtoull(optarg, &end, 10);
+			if (*end)
+				fatalx("bad rate '%s'", optarg);
+			break;
+		case 'd':
+			duration = strtol(optarg, &end, 10);
+			if (*end || duration < 0)
+				fatalx("bad duration '%s'", optarg);
+			break;
+		case 'p':
+			probe_ms = strtol(optarg, &end, 10);
+			if (*end || probe_ms < 0)
+				fatalx("bad probe interval '%s'", optarg);
+			break;
+		case 'o':
+			report = optarg;
+			break;
+		default:
+			goto usage;
+		}
+	}
+	if (ntargets == 0 || optind != argc)
+		goto usage;
+	signal(SIGPIPE, SIG_IGN);
+	base = event_base_new();
+	if (base == NULL)
+		fatalx("event_base_new");
+	for (i = 0; i < conns; i++)
+		start_connect(0);
+	event_add(event_new(base, -1, EV_PERSIST, on_tick, NULL), &tick);
+	if (probe_ms > 0) {
+		probe_tv.tv_sec = probe_ms / 1000;
+		probe_tv.tv_usec = (probe_ms % 1000) * 1000;
+		event_add(event_new(base, -1, EV_PERSIST, on_probe_timer, NULL),
+		    &probe_tv);
+	}
+	event_add(evsignal_new(base, SIGTERM, on_signal, NULL), NULL);
+	event_add(evsignal_new(base, SIGINT, on_signal, NULL), NULL);
+	event_add(evsignal_new(base, SIGUSR1, on_signal, NULL), NULL);
+	if (duration > 0) {
+		dur.tv_sec = duration;
+		event_base_loopexit(base, &dur);
+	}
+	event_base_dispatch(base);
+	return write_report() ? 0 : 1;
+usage:
+	fprintf(stderr, "usage: streamc -c ADDR:PORT [-c ADDR:PORT]... [-n CONNS] "
+	    "[-r RATE] [-d SECONDS] [-p PROBE_MS] [-o REPORT]\n");
+	return 2;
+}
