@@ -21,8 +21,8 @@ MANDIR     ?= $(PREFIX)/share/man
 SYSCONFDIR ?= /etc
 UNITDIR    ?= /lib/systemd/system
 
-PKGS_CFLAGS := $(shell pkg-config --cflags libevent libevent_openssl jansson libcap openssl libmnl 2>/dev/null)
-PKGS_LIBS   := $(shell pkg-config --libs libevent libevent_openssl jansson libcap openssl libmnl 2>/dev/null)
+PKGS_CFLAGS := $(shell pkg-config --cflags libevent libevent_openssl jansson libcap openssl libmnl libnftables 2>/dev/null)
+PKGS_LIBS   := $(shell pkg-config --libs libevent libevent_openssl jansson libcap openssl libmnl libnftables 2>/dev/null)
 
 CFLAGS   ?= -O2 -g
 CFLAGS   += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow \

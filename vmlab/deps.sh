@@ -6,7 +6,7 @@ set -euo pipefail
 pkgs=(
 	# required by the project brief
 	linux-source-6.1 qemu-system-x86 libevent-dev libjansson-dev
-	libcap-dev busybox-static
+	libcap-dev busybox-static libnftables-dev
 	# userland build: TLS through libevent, netlink, unit tests, fuzzing
 	build-essential pkg-config libssl-dev libmnl-dev libcmocka-dev clang
 	# kernel build

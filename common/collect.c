@@ -1,0 +1,171 @@
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "collect.h"
+#include "freeze.h"
+#include "log.h"
+
+static int
+sys_pidfd_open(pid_t pid)
+{
+	return (int)syscall(SYS_pidfd_open, pid, 0);
+}
+
+static int
+sys_pidfd_getfd(int pidfd, int fd)
+{
+	return (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0);
+}
+
+static struct collect_sock *
+find_ino(struct collect_set *set, unsigned long ino)
+{
+	size_t i;
+
+	for (i = 0; i < set->nsocks; i++)
+		if (set->socks[i].ino == ino)
+			return &set->socks[i];
+	return NULL;
+}
+
+static int
+add_user(struct collect_sock *s, pid_t pid, int fd)
+{
+	struct collect_user *u;
+
+	u = realloc(s->users, (s->nusers + 1) * sizeof(*u));
+	if (u == NULL) {
+		log_warn("%s: realloc", __func__);
+		return -1;
+	}
+	s->users = u;
+	u[s->nusers].pid = pid;
+	u[s->nusers].fd = fd;
+	s->nusers++;
+	return 0;
+}
+
+static int
+add_sock(struct collect_set *set, int pidfd, pid_t pid, int fd,
+    unsigned long ino)
+{
+	struct collect_sock *s = find_ino(set, ino), *ns;
+	socklen_t len;
+	int copy;
+
+	if (s != NULL)
+		return add_user(s, pid, fd);
+	if (set->nsocks == COLLECT_MAX_SOCKS) {
+		log_warnx("%s: more than %d sockets", __func__, COLLECT_MAX_SOCKS);
+		return -1;
+	}
+	copy = sys_pidfd_getfd(pidfd, fd);
+	if (copy < 0) {
+		log_warn("%s: pidfd_getfd pid %d fd %d", __func__, pid, fd);
+		return -1;
+	}
+	ns = realloc(set->socks, (set->nsocks + 1) * sizeof(*ns));
+	if (ns == NULL) {
+		log_warn("%s: realloc", __func__);
+		close(copy);
+		return -1;
+	}
+	set->socks = ns;
+	s = &ns[set->nsocks++];
+	memset(s, 0, sizeof(*s));
+	s->fd = copy;
+	s->ino = ino;
+	len = sizeof(int);
+	getsockopt(copy, SOL_SOCKET, SO_DOMAIN, &s->family, &len);
+	len = sizeof(int);
+	getsockopt(copy, SOL_SOCKET, SO_TYPE, &s->type, &len);
+	len = sizeof(int);
+	getsockopt(copy, SOL_SOCKET, SO_PROTOCOL, &s->protocol, &len);
+	return add_user(s, pid, fd);
+}
+
+static int
+collect_task(struct collect_set *set, pid_t pid)
+{
+	char dir[64], link[PATH_MAX], target[64];
+	struct dirent *de;
+	DIR *d;
+	int pidfd, rc = 0;
+
+	pidfd = sys_pidfd_open(pid);
+	if (pidfd < 0) {
+		if (errno == ESRCH)	/* gone: it holds nothing any more */
+			return 0;
+		log_warn("%s: pidfd_open %d", __func__, pid);
+		return -1;
+	}
+	snprintf(dir, sizeof(dir), "/proc/%d/fd", pid);
+	d = opendir(dir);
+	if (d == NULL) {
+		log_warn("%s: %s", __func__, dir);
+		close(pidfd);
+		return -1;
+	}
+	while (rc == 0 && (de = readdir(d)) != NULL) {
+		unsigned long ino;
+		char *end;
+		long fd;
+		ssize_t n;
+
+		fd = strtol(de->d_name, &end, 10);
+		if (*end != '\0' || end == de->d_name)
+			continue;
+		snprintf(link, sizeof(link), "%s/%s", dir, de->d_name);
+		n = readlink(link, target, sizeof(target) - 1);
+		if (n < 0)
+			continue;
+		target[n] = '\0';
+		if (sscanf(target, "socket:[%lu]", &ino) != 1)
+			continue;
+		rc = add_sock(set, pidfd, pid, (int)fd, ino);
+	}
+	closedir(d);
+	close(pidfd);
+	return rc;
+}
+
+int
+collect_sockets(const char *cgpath, struct collect_set *set)
+{
+	pid_t *pids;
+	size_t n, i;
+
+	memset(set, 0, sizeof(*set));
+	if (cgroup_procs(cgpath, &pids, &n, COLLECT_MAX_TASKS) < 0)
+		return -1;
+	for (i = 0; i < n; i++) {
+		if (collect_task(set, pids[i]) < 0) {
+			free(pids);
+			collect_free(set);
+			return -1;
+		}
+	}
+	set->ntasks = n;
+	free(pids);
+	return 0;
+}
+
+void
+collect_free(struct collect_set *set)
+{
+	size_t i;
+
+	for (i = 0; i < set->nsocks; i++) {
+		close(set->socks[i].fd);
+		free(set->socks[i].users);
+	}
+	free(set->socks);
+	memset(set, 0, sizeof(*set));
+}

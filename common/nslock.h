@@ -1,0 +1,23 @@
+/*
+ * The traffic lock of a namespace during a migration: an nftables table
+ * inside the namespace that drops every packet in and out except on
+ * loopback, so no segment reaches or leaves the sockets being moved.
+ * Made through libnftables.  The table is the lock's only state, so a
+ * restarted daemon finds a lock it left (nslock_held).
+ *
+ * The lock sits at priority -400, before conntrack and before any table
+ * of the workload's own.  Dropped segments are not lost to TCP: the
+ * sender retransmits them once the namespace runs again, on whichever
+ * host that is.
+ */
+#ifndef MIGR_NSLOCK_H
+#define MIGR_NSLOCK_H
+
+#define NSLOCK_TABLE	"migr_lock"
+
+int	nslock_take(const char *ns);
+int	nslock_release(const char *ns);
+/* 1 held, 0 not held, -1 cannot tell */
+int	nslock_held(const char *ns);
+
+#endif

@@ -1,0 +1,88 @@
+/*
+ * nsmech: drive the freeze-window mechanics of libmigr from a shell, for
+ * the lab tests.
+ *
+ *   nsmech freeze CGROUP | thaw CGROUP | kill CGROUP
+ *   nsmech lock NS | unlock NS | locked NS     (locked: prints yes/no)
+ *   nsmech collect CGROUP                      (one line per socket)
+ *   nsmech announce NS IFNAME                  (prints frames sent)
+ *
+ * Exit status 0 on success, 1 on failure, 2 on bad usage.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "announce.h"
+#include "collect.h"
+#include "freeze.h"
+#include "log.h"
+#include "nslock.h"
+
+#define TIMEOUT_MS 5000
+
+static int
+do_collect(const char *cg)
+{
+	struct collect_set set;
+	size_t i, j;
+
+	if (collect_sockets(cg, &set) < 0)
+		return 1;
+	printf("tasks=%zu sockets=%zu\n", set.ntasks, set.nsocks);
+	for (i = 0; i < set.nsocks; i++) {
+		struct collect_sock *s = &set.socks[i];
+
+		printf("ino=%lu family=%s type=%s users=", s->ino,
+		    s->family == AF_INET ? "inet" : s->family == AF_INET6 ?
+		    "inet6" : s->family == AF_UNIX ? "unix" : "other",
+		    s->type == SOCK_STREAM ? "stream" : s->type == SOCK_DGRAM ?
+		    "dgram" : "other");
+		for (j = 0; j < s->nusers; j++)
+			printf("%s%d:%d", j ? "," : "", (int)s->users[j].pid,
+			    s->users[j].fd);
+		printf("\n");
+	}
+	collect_free(&set);
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	const char *cmd = argc > 1 ? argv[1] : "", *arg = argc > 2 ? argv[2] : NULL;
+	int n;
+
+	log_procinit("nsmech");
+	log_init(LOG_TO_STDERR, 0, 0);
+	if (arg == NULL)
+		goto usage;
+	if (strcmp(cmd, "freeze") == 0)
+		return freeze_cgroup(arg, TIMEOUT_MS) < 0;
+	if (strcmp(cmd, "thaw") == 0)
+		return thaw_cgroup(arg, TIMEOUT_MS) < 0;
+	if (strcmp(cmd, "kill") == 0)
+		return kill_cgroup(arg, TIMEOUT_MS) < 0;
+	if (strcmp(cmd, "lock") == 0)
+		return nslock_take(arg) < 0;
+	if (strcmp(cmd, "unlock") == 0)
+		return nslock_release(arg) < 0;
+	if (strcmp(cmd, "locked") == 0) {
+		n = nslock_held(arg);
+		if (n >= 0)
+			printf("%s\n", n ? "yes" : "no");
+		return n < 0;
+	}
+	if (strcmp(cmd, "collect") == 0)
+		return do_collect(arg);
+	if (strcmp(cmd, "announce") == 0 && argc == 4) {
+		n = announce_addrs(arg, argv[3]);
+		if (n >= 0)
+			printf("%d\n", n);
+		return n < 0;
+	}
+usage:
+	fprintf(stderr, "usage: nsmech freeze|thaw|kill CGROUP | lock|unlock|locked NS | "
+	    "collect CGROUP | announce NS IFNAME\n");
+	return 2;
+}
