@@ -53,6 +53,9 @@ include tests/workload/module.mk
 -include tests/fuzz/module.mk
 
 all: $(PROGRAMS) $(LIBS)
+# after every module.mk: prerequisites expand when the rule is read
+.PHONY: tests
+tests: $(TESTS)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)

@@ -6,8 +6,6 @@ TOOL_SRCS  := $(wildcard tests/tools/*.c)
 TOOL_BINS  := $(TOOL_SRCS:tests/tools/%.c=$(BUILD)/tests/tools/%)
 TESTS      += $(UNIT_BINS) $(TOOL_BINS)
 
-.PHONY: tests
-tests: $(TESTS)
 
 $(BUILD)/tests/unit/%: $(BUILD)/tests/unit/%.o $(LIBMIGR)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(LDLIBS)
