@@ -3,7 +3,12 @@
 # ELF note the guest exports in /sys/kernel/notes) match the bzImage's.
 . "$(dirname "$0")/../lib.sh"
 
-kdir=$("$top/kernel/build.sh" --path)
+kdir=$(cat "${MIGR_LAB:-/run/migr-lab}/kernel")
+if [ -n "${MIGR_KERNEL:-}" ]; then
+	skip "the lab boots MIGR_KERNEL=$MIGR_KERNEL, not the tree's kernel"
+else
+	is "$kdir" "$("$top/kernel/build.sh" --path)" "the lab booted the kernel kernel/ describes"
+fi
 release=$(cat "$kdir/release")
 buildid=$(cat "$kdir/vmlinux.id")
 

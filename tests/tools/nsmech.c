@@ -6,12 +6,16 @@
  *   nsmech lock NS | unlock NS | locked NS     (locked: prints yes/no)
  *   nsmech collect CGROUP                      (one line per socket)
  *   nsmech announce NS IFNAME                  (prints frames sent)
+ *   nsmech hold CGROUP NS MS                   freeze+lock, wait MS, unlock+thaw;
+ *                                              prints the window in ms
  *
  * Exit status 0 on success, 1 on failure, 2 on bad usage.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 
 #include "announce.h"
 #include "collect.h"
@@ -45,6 +49,42 @@ do_collect(const char *cg)
 	}
 	collect_free(&set);
 	return 0;
+}
+
+static double
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* The freeze window as migrd will open and close it, timed. */
+static int
+do_hold(const char *cg, const char *ns, long ms)
+{
+	struct timespec nap = { ms / 1000, (ms % 1000) * 1000000 };
+	double t0 = now_ms(), frozen, locked, unlocked;
+	int rc = 0;
+
+	if (freeze_cgroup(cg, TIMEOUT_MS) < 0)
+		return 1;
+	frozen = now_ms();
+	if (nslock_take(ns) < 0) {
+		thaw_cgroup(cg, TIMEOUT_MS);
+		return 1;
+	}
+	locked = now_ms();
+	nanosleep(&nap, NULL);
+	unlocked = now_ms();
+	if (nslock_release(ns) < 0)
+		rc = 1;
+	if (thaw_cgroup(cg, TIMEOUT_MS) < 0)
+		rc = 1;
+	printf("window_ms=%.1f freeze_ms=%.1f lock_ms=%.1f unlock_thaw_ms=%.1f\n",
+	    now_ms() - t0, frozen - t0, locked - frozen, now_ms() - unlocked);
+	return rc;
 }
 
 int
@@ -81,8 +121,10 @@ main(int argc, char **argv)
 			printf("%d\n", n);
 		return n < 0;
 	}
+	if (strcmp(cmd, "hold") == 0 && argc == 5)
+		return do_hold(arg, argv[3], strtol(argv[4], NULL, 10));
 usage:
 	fprintf(stderr, "usage: nsmech freeze|thaw|kill CGROUP | lock|unlock|locked NS | "
-	    "collect CGROUP | announce NS IFNAME\n");
+	    "collect CGROUP | announce NS IFNAME | hold CGROUP NS MS\n");
 	return 2;
 }
