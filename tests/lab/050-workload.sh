@@ -14,6 +14,8 @@ check "namespace wl on host1" service_ns host1 wl 10.77.0.150/24 fd00:77::150/64
 start_streamd() {
 	gx host1 "ip netns exec wl setsid $W/streamd -l '[::]:7100' -r 20000 -s /tmp/wl.stats </dev/null >/tmp/wl.log 2>&1 &
 		for i in \$(seq 50); do ip netns exec wl ss -Htln sport = :7100 | grep -q . && exit 0; sleep 0.1; done; exit 1"
+	gx host1 "ip netns exec wl setsid $W/streamd -r 20000 -l '[::]:7101,rate=0' -l '[::]:7102,linger=1' -l '[::]:7103,shut=2' </dev/null >/tmp/wl2.log 2>&1 &
+		for i in \$(seq 50); do ip netns exec wl ss -Htln sport = :7103 | grep -q . && exit 0; sleep 0.1; done; exit 1"
 }
 check "streamd listens in wl" start_streamd
 
@@ -32,6 +34,13 @@ diag "streamd: $s"
 is "$(kv "$s" mismatches)" 0 "streamd verified what the client sent"
 srx=$(kv "$s" rx_bytes)
 if [ "${srx:-0}" -ge 1000000 ]; then pass "streamd verified $srx bytes"; else fail "streamd verified only ${srx:-0} bytes"; fi
+
+# 1b. the connection modes: idle, client half-close, service half-close
+r=$(gx -t 60 client "$W/streamc -c 10.77.0.150:7101,idle -c '[fd00:77::150]:7102,halfclose=1' -c 10.77.0.150:7103,peershut -n 6 -r 20000 -d 6")
+diag "$r"
+is "$(kv "$r" verdict)" PASS "idle, half-closing and half-closed flows all behave"
+is "$(kv "$r" closes_ok)" 4 "both client half-closes and both service half-closes completed"
+is "$(kv "$r" flows)" 2 "the two idle flows are still open"
 
 # 2. a payload byte changed on the wire (nft mangles three segments the
 #    service sends): the client must see the mismatch.

@@ -23,6 +23,7 @@ struct flow {
 	double			 last_rx;
 	uint64_t		 rx_bytes;
 	int			 rx_started;
+	int			 wr_closed, rd_closed;
 	struct event		*rd, *wr;
 	struct flow_stats	*stats;
 	flow_end_fn		 end;
@@ -83,6 +84,8 @@ flow_on_read(evutil_socket_t fd, short what, void *arg)
 		return;
 	}
 	if (n == 0) {
+		event_del(f->rd);
+		f->rd_closed = 1;
 		flow_finish(f, FLOW_EOF);
 		return;
 	}
@@ -119,7 +122,7 @@ flow_on_write(evutil_socket_t fd, short what, void *arg)
 	ssize_t n;
 
 	(void)what;
-	if (len == 0)
+	if (len == 0 || f->wr_closed)
 		return;
 	pattern_fill(f->key, f->tx_dir, f->tx_next, buf, len);
 	n = send(fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -142,7 +145,7 @@ flow_on_write(evutil_socket_t fd, short what, void *arg)
 void
 flow_tick(struct flow *f, double dt)
 {
-	if (f->rate == 0)
+	if (f->rate == 0 || f->wr_closed)
 		return;
 	f->credit += f->rate * dt;
 	/* no more than a second's worth piles up during a stall */
@@ -174,6 +177,18 @@ flow_new(struct event_base *base, int fd, int is_server, uint64_t rate,
 	}
 	if (pattern_seqs(fd, &f->tx_next, &f->rx_next) < 0)
 		goto out_free;
+	/* an adopted socket may be half-closed already, either way */
+	{
+		struct tcp_info ti;
+		socklen_t tlen = sizeof(ti);
+
+		if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &tlen) == 0) {
+			f->wr_closed = ti.tcpi_state == TCP_FIN_WAIT1 ||
+			    ti.tcpi_state == TCP_FIN_WAIT2 ||
+			    ti.tcpi_state == TCP_CLOSING ||
+			    ti.tcpi_state == TCP_LAST_ACK;
+		}
+	}
 	evutil_make_socket_nonblocking(fd);
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	f->fd = fd;
@@ -224,6 +239,41 @@ int
 flow_fd(const struct flow *f)
 {
 	return f->fd;
+}
+
+void
+flow_set_rate(struct flow *f, uint64_t rate)
+{
+	f->rate = rate;
+	if (rate == 0)
+		f->credit = 0;
+}
+
+int
+flow_shutdown_write(struct flow *f)
+{
+	if (f->wr_closed)
+		return 0;
+	f->wr_closed = 1;
+	f->credit = 0;
+	event_del(f->wr);
+	if (shutdown(f->fd, SHUT_WR) < 0) {
+		log_warn("flow %d: shutdown", f->fd);
+		return -1;
+	}
+	return 0;
+}
+
+int
+flow_write_closed(const struct flow *f)
+{
+	return f->wr_closed;
+}
+
+int
+flow_read_closed(const struct flow *f)
+{
+	return f->rd_closed;
 }
 
 uint64_t

@@ -16,14 +16,18 @@ struct flow_stats {
 	uint64_t	rx_bytes;	/* bytes read and found right */
 	uint64_t	mismatches;	/* flows that read a wrong byte */
 	uint64_t	resets;		/* flows ended by ECONNRESET/EPIPE */
-	uint64_t	eofs;		/* flows the peer closed */
+	uint64_t	eofs;		/* flows whose peer closed its side */
 	uint64_t	errors;		/* other socket errors */
 	double		max_gap;	/* longest wait between two reads, s */
 };
 
 enum flow_end { FLOW_EOF, FLOW_RESET, FLOW_MISMATCH, FLOW_ERROR };
 
-/* Called once when the flow ends; the callback frees the flow. */
+/*
+ * Called once when the flow ends, or, for FLOW_EOF, when the peer has
+ * shut its side: reading stops, and the callback either frees the flow
+ * or keeps it to go on writing (a half-closed connection).
+ */
 typedef void (*flow_end_fn)(struct flow *, enum flow_end, void *arg);
 
 /*
@@ -39,6 +43,13 @@ double	flow_open_gap(const struct flow *);
 /* Called by a periodic timer: grant write credit for dt seconds. */
 void	flow_tick(struct flow *, double dt);
 int	flow_fd(const struct flow *);
+void	flow_set_rate(struct flow *, uint64_t rate);
+/* shutdown(SHUT_WR): a FIN after the queued bytes; nothing more is written */
+int	flow_shutdown_write(struct flow *);
+/* 1 once this end's FIN is queued (by us, or before an adoption) */
+int	flow_write_closed(const struct flow *);
+/* 1 once the peer's FIN was read (now, or before an adoption) */
+int	flow_read_closed(const struct flow *);
 uint64_t flow_rx_bytes(const struct flow *);
 double	flow_now(void);
 

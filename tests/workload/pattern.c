@@ -93,6 +93,19 @@ pattern_seqs(int fd, uint32_t *tx_next, uint32_t *rx_next)
 		goto out_repair_off;
 	}
 	*rx_next = rcv_nxt - (uint32_t)inq1;
+	/* A FIN received holds a sequence number of its own: rcv_nxt is past
+	 * it, and SIOCINQ does not count it. */
+	{
+		struct tcp_info ti;
+		socklen_t tlen = sizeof(ti);
+
+		if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &tlen) == 0 &&
+		    (ti.tcpi_state == TCP_CLOSE_WAIT ||
+		    ti.tcpi_state == TCP_LAST_ACK ||
+		    ti.tcpi_state == TCP_CLOSING ||
+		    ti.tcpi_state == TCP_TIME_WAIT))
+			*rx_next -= 1;
+	}
 	if (setsockopt(fd, IPPROTO_TCP, TCP_REPAIR, &off, sizeof(off)) < 0) {
 		log_warn("%s: TCP_REPAIR off", __func__);
 		return -1;

@@ -6,15 +6,22 @@
  * milliseconds opens a fresh connection to check that the service still
  * accepts.
  *
- *   streamc -c ADDR:PORT [-c ADDR:PORT]... [-n CONNS] [-r RATE]
+ *   streamc -c ADDR:PORT[,MODE] [-c ...]... [-n CONNS] [-r RATE]
  *           [-d SECONDS] [-p PROBE_MS] [-o REPORT]
  *
  * Connections are spread round-robin over the -c targets (mix IPv4 and
- * IPv6 by giving both).  It runs -d seconds (0: until SIGTERM/SIGINT);
+ * IPv6 by giving both).  A target's MODE says what its service port
+ * does (see streamd's listener modes):
+ *   idle          nothing is written either way (pair with rate=0)
+ *   halfclose=S   shut our side after S seconds; the service must go on
+ *                 writing, then close (FIN_WAIT2 here, CLOSE_WAIT there)
+ *   peershut      the service shuts its side first (pair with shut=S);
+ *                 we go on writing 1 s after its FIN, then close  It runs -d seconds (0: until SIGTERM/SIGINT);
  * SIGUSR1 writes an interim report.  The report is one line of key=value
  * pairs, then verdict=PASS or verdict=FAIL; the exit status is 0 on PASS.
  * PASS means: every connection opened, none read a wrong byte, none was
- * reset or closed by the service, and every probe got served.
+ * reset, none was closed by the service unless its mode says so, every
+ * close a mode expects happened, and every probe got served.
  */
 #include <errno.h>
 #include <signal.h>
@@ -36,10 +43,19 @@
 struct target {
 	struct sockaddr_storage	ss;
 	socklen_t		len;
+	int			idle, peershut;
+	double			halfclose;	/* 0: never */
+};
+
+struct cflow {
+	struct flow	*f;
+	struct target	*t;
+	double		 shut_at, close_at;	/* 0: not planned */
 };
 
 struct pending {		/* a connect in progress */
 	struct event	*ev;
+	struct target	*t;
 	int		 fd;
 	int		 probe;
 	double		 started;
@@ -55,27 +71,48 @@ struct probe {			/* a probe connection being served */
 static struct event_base	*base;
 static struct target		 targets[MAX_TARGETS];
 static int			 ntargets, next_target;
-static struct flow		*flows[MAX_FLOWS];
+static struct cflow		 flows[MAX_FLOWS];
 static int			 nflows;
 static struct flow_stats	 stats, probe_stats;
 static uint64_t			 rate = 8192;
 static uint64_t			 connect_failures, probes_ok, probes_failed;
+static uint64_t			 closes_ok, unexpected_eofs;
 static struct probe		*probes;
 static const char		*report;
+
+static void
+drop(int i)
+{
+	flow_free(flows[i].f);
+	flows[i] = flows[--nflows];
+}
 
 static void
 on_flow_end(struct flow *f, enum flow_end why, void *arg)
 {
 	int i;
 
-	(void)why;
 	(void)arg;
 	for (i = 0; i < nflows; i++)
-		if (flows[i] == f)
+		if (flows[i].f == f)
 			break;
-	if (i < nflows)
-		flows[i] = flows[--nflows];
-	flow_free(f);
+	if (i == nflows)
+		return;
+	if (why == FLOW_EOF) {
+		struct cflow *cf = &flows[i];
+
+		if (cf->t->halfclose > 0 && flow_write_closed(f)) {
+			closes_ok++;		/* it closed after our FIN */
+		} else if (cf->t->peershut && !flow_write_closed(f)) {
+			closes_ok++;		/* its FIN came first, as planned */
+			cf->close_at = flow_now() + 1.0;
+			return;
+		} else {
+			unexpected_eofs++;
+			log_warnx("flow %d: closed by the service", flow_fd(f));
+		}
+	}
+	drop(i);
 }
 
 static void
@@ -139,13 +176,19 @@ on_connected(evutil_socket_t fd, short what, void *arg)
 			}
 		}
 	} else if (nflows < MAX_FLOWS) {
-		struct flow *f = flow_new(base, fd, 0, rate, &stats,
-		    on_flow_end, NULL);
+		struct cflow *cf = &flows[nflows];
 
-		if (f == NULL)
+		memset(cf, 0, sizeof(*cf));
+		cf->t = pd->t;
+		cf->f = flow_new(base, fd, 0, pd->t->idle ? 0 : rate, &stats,
+		    on_flow_end, NULL);
+		if (cf->f == NULL) {
 			connect_failures++;
-		else
-			flows[nflows++] = f;
+		} else {
+			if (pd->t->halfclose > 0)
+				cf->shut_at = flow_now() + pd->t->halfclose;
+			nflows++;
+		}
 	} else {
 		close(fd);
 	}
@@ -172,6 +215,7 @@ start_connect(int probe)
 		goto out_fail;
 	}
 	pd->fd = fd;
+	pd->t = t;
 	pd->probe = probe;
 	pd->started = flow_now();
 	pd->ev = event_new(base, fd, EV_WRITE, on_connected, pd);
@@ -195,23 +239,34 @@ write_report(void)
 	double stall = stats.max_gap;
 	int i, pass;
 
-	for (i = 0; i < nflows; i++)
-		if (flow_open_gap(flows[i]) > stall)
-			stall = flow_open_gap(flows[i]);
-	pass = stats.mismatches == 0 && stats.resets == 0 && stats.eofs == 0 &&
-	    stats.errors == 0 && connect_failures == 0 && probes_failed == 0;
+	uint64_t pending = 0;
+
+	for (i = 0; i < nflows; i++) {
+		if (flow_open_gap(flows[i].f) > stall && !flows[i].t->idle &&
+		    !flow_read_closed(flows[i].f))
+			stall = flow_open_gap(flows[i].f);
+		/* a close its mode expects that has not happened yet */
+		if ((flows[i].t->halfclose > 0 || flows[i].t->peershut) &&
+		    flows[i].close_at == 0)
+			pending++;
+	}
+	pass = stats.mismatches == 0 && stats.resets == 0 &&
+	    unexpected_eofs == 0 && pending == 0 && stats.errors == 0 &&
+	    connect_failures == 0 && probes_failed == 0;
 	if (out == NULL) {
 		log_warn("%s", report);
 		return pass;
 	}
 	fprintf(out, "flows=%d tx_bytes=%llu rx_bytes=%llu mismatches=%llu "
-	    "resets=%llu eofs=%llu errors=%llu connect_failures=%llu "
+	    "resets=%llu eofs=%llu closes_ok=%llu closes_pending=%llu "
+	    "errors=%llu connect_failures=%llu "
 	    "longest_stall_ms=%.0f probes_ok=%llu probes_failed=%llu "
 	    "verdict=%s\n", nflows,
 	    (unsigned long long)stats.tx_bytes,
 	    (unsigned long long)stats.rx_bytes,
 	    (unsigned long long)stats.mismatches,
-	    (unsigned long long)stats.resets, (unsigned long long)stats.eofs,
+	    (unsigned long long)stats.resets, (unsigned long long)unexpected_eofs,
+	    (unsigned long long)closes_ok, (unsigned long long)pending,
 	    (unsigned long long)stats.errors,
 	    (unsigned long long)connect_failures, stall * 1000,
 	    (unsigned long long)probes_ok, (unsigned long long)probes_failed,
@@ -233,8 +288,19 @@ on_tick(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	(void)arg;
-	for (i = 0; i < nflows; i++)
-		flow_tick(flows[i], 0.05);
+	for (i = 0; i < nflows; i++) {
+		struct cflow *cf = &flows[i];
+
+		if (cf->close_at && now >= cf->close_at) {
+			drop(i--);
+			continue;
+		}
+		if (cf->shut_at && now >= cf->shut_at) {
+			cf->shut_at = 0;
+			flow_shutdown_write(cf->f);
+		}
+		flow_tick(cf->f, 0.05);
+	}
 	for (p = probes; p != NULL; p = next) {
 		next = p->next;
 		if (flow_rx_bytes(p->flow) > 0) {
@@ -253,6 +319,35 @@ on_probe_timer(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	(void)arg;
 	start_connect(1);
+}
+
+/* "ADDR:PORT[,idle][,halfclose=S][,peershut]" */
+static int
+parse_target(char *spec, struct target *t)
+{
+	char *opt, *save = NULL, *end;
+
+	memset(t, 0, sizeof(*t));
+	spec = strtok_r(spec, ",", &save);
+	while ((opt = strtok_r(NULL, ",", &save)) != NULL) {
+		if (strcmp(opt, "idle") == 0) {
+			t->idle = 1;
+		} else if (strcmp(opt, "peershut") == 0) {
+			t->peershut = 1;
+		} else if (strncmp(opt, "halfclose=", 10) == 0) {
+			t->halfclose = strtod(opt + 10, &end);
+			if (*end != '\0' || t->halfclose <= 0) {
+				log_warnx("bad value in '%s'", opt);
+				return -1;
+			}
+		} else {
+			log_warnx("unknown target mode '%s'", opt);
+			return -1;
+		}
+	}
+	if (spec == NULL)
+		return -1;
+	return addr_parse(spec, &t->ss, &t->len);
 }
 
 static void
@@ -281,8 +376,7 @@ main(int argc, char **argv)
 		case 'c':
 			if (ntargets == MAX_TARGETS)
 				fatalx("at most %d targets", MAX_TARGETS);
-			if (addr_parse(optarg, &targets[ntargets].ss,
-			    &targets[ntargets].len) < 0)
+			if (parse_target(optarg, &targets[ntargets]) < 0)
 				return 2;
 			ntargets++;
 			break;
@@ -338,7 +432,7 @@ main(int argc, char **argv)
 	event_base_dispatch(base);
 	return write_report() ? 0 : 1;
 usage:
-	fprintf(stderr, "usage: streamc -c ADDR:PORT [-c ADDR:PORT]... [-n CONNS] "
+	fprintf(stderr, "usage: streamc -c ADDR:PORT[,idle|,halfclose=S|,peershut]... [-n CONNS] "
 	    "[-r RATE] [-d SECONDS] [-p PROBE_MS] [-o REPORT]\n");
 	return 2;
 }

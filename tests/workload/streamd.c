@@ -1,16 +1,27 @@
 /*
  * streamd: the test service.  Serves verified streams (pattern.h) on
- * every connection: writes the pattern at --rate bytes/s and checks each
- * byte it reads.  It adopts sockets handed over by migrd through the
+ * every connection: writes the pattern at a set rate and checks each byte
+ * it reads.  It adopts sockets handed over by migrd through the
  * socket-activation convention (LISTEN_PID, LISTEN_FDS from fd 3): a
  * listening socket is served, a connected one carries on where the old
  * task left it, since the pattern depends on sequence numbers only.
  *
- *   streamd [-l ADDR:PORT]... [-r RATE] [-s STATSFILE]
+ *   streamd -l ADDR:PORT[,rate=R][,linger=S][,shut=S]... [-r RATE] [-s FILE]
+ *
+ * Each listener has a mode, and connections take the mode of the listener
+ * whose port they were accepted on (adopted ones too):
+ *   rate=R     bytes/s written per connection (default -r, 8192; 0: idle)
+ *   linger=S   after the client shuts its side, go on writing S seconds,
+ *              then close (default 2)
+ *   shut=S     shut our own side S seconds after accepting (or adopting),
+ *              and go on reading until the client closes
+ * A -l whose port an adopted listener already has configures that one
+ * instead of binding again, so a restarted streamd takes the same command
+ * line as the original.
  *
  * A connection that reads a wrong byte is reset (SO_LINGER 0), so the
- * client counts it.  SIGUSR1 writes the counters to STATSFILE (or
- * stderr); SIGTERM ends.
+ * client counts it.  SIGUSR1 writes the counters to FILE (or stderr);
+ * SIGTERM ends.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -26,48 +37,127 @@
 #include "flow.h"
 #include "log.h"
 
-#define MAX_FLOWS 4096
+#define MAX_FLOWS	4096
+#define MAX_LISTENERS	16
+
+struct mode {
+	uint64_t	rate;
+	double		linger;
+	double		shut;		/* 0: never */
+};
+
+struct listener {
+	int		fd;
+	int		port;
+	struct mode	mode;
+	struct event	*ev;
+};
+
+struct sflow {
+	struct flow	*f;
+	struct mode	 mode;
+	double		 shut_at;	/* 0: not planned */
+	double		 close_at;	/* 0: not planned */
+};
 
 static struct event_base	*base;
-static struct flow		*flows[MAX_FLOWS];
+static struct sflow		 flows[MAX_FLOWS];
 static int			 nflows;
+static struct listener		 listeners[MAX_LISTENERS];
+static int			 nlisteners;
 static struct flow_stats	 stats;
-static uint64_t			 rate = 8192;
-static uint64_t			 accepted, adopted;
+static struct mode		 default_mode = { 8192, 2.0, 0 };
+static uint64_t			 accepted, adopted, closed;
 static const char		*statsfile;
+
+static int
+local_port(int fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+
+	if (getsockname(fd, (struct sockaddr *)&ss, &len) < 0)
+		return -1;
+	return ntohs(ss.ss_family == AF_INET6 ?
+	    ((struct sockaddr_in6 *)&ss)->sin6_port :
+	    ((struct sockaddr_in *)&ss)->sin_port);
+}
+
+static struct listener *
+listener_by_port(int port)
+{
+	int i;
+
+	for (i = 0; i < nlisteners; i++)
+		if (listeners[i].port == port)
+			return &listeners[i];
+	return NULL;
+}
+
+static struct sflow *
+find(struct flow *f)
+{
+	int i;
+
+	for (i = 0; i < nflows; i++)
+		if (flows[i].f == f)
+			return &flows[i];
+	return NULL;
+}
+
+static void
+drop(struct sflow *sf)
+{
+	flow_free(sf->f);
+	*sf = flows[--nflows];
+}
 
 static void
 on_end(struct flow *f, enum flow_end why, void *arg)
 {
-	int i;
+	struct sflow *sf = find(f);
 
 	(void)arg;
-	for (i = 0; i < nflows; i++)
-		if (flows[i] == f)
-			break;
-	if (i < nflows)
-		flows[i] = flows[--nflows];
+	if (sf == NULL)
+		return;
+	if (why == FLOW_EOF) {
+		if (flow_write_closed(f)) {	/* both sides done */
+			closed++;
+			drop(sf);
+		} else if (sf->close_at == 0) {
+			/* the client half-closed: write a while longer */
+			sf->close_at = flow_now() + sf->mode.linger;
+		}
+		return;
+	}
 	if (why == FLOW_MISMATCH) {
 		struct linger rst = { 1, 0 };
 
 		setsockopt(flow_fd(f), SOL_SOCKET, SO_LINGER, &rst, sizeof(rst));
 	}
-	flow_free(f);
+	drop(sf);
 }
 
 static void
 add_flow(int fd)
 {
-	struct flow *f;
+	struct listener *l = listener_by_port(local_port(fd));
+	struct sflow *sf;
 
 	if (nflows == MAX_FLOWS) {
 		log_warnx("too many connections");
 		close(fd);
 		return;
 	}
-	f = flow_new(base, fd, 1, rate, &stats, on_end, NULL);
-	if (f != NULL)
-		flows[nflows++] = f;
+	sf = &flows[nflows];
+	memset(sf, 0, sizeof(*sf));
+	sf->mode = l ? l->mode : default_mode;
+	sf->f = flow_new(base, fd, 1, sf->mode.rate, &stats, on_end, NULL);
+	if (sf->f == NULL)
+		return;
+	if (sf->mode.shut > 0)
+		sf->shut_at = flow_now() + sf->mode.shut;
+	nflows++;
 }
 
 static void
@@ -87,49 +177,82 @@ on_accept(evutil_socket_t lfd, short what, void *arg)
 	add_flow(fd);
 }
 
-static void
+static struct listener *
 serve_listener(int fd)
 {
-	struct event *ev;
+	struct listener *l;
 
+	if (nlisteners == MAX_LISTENERS)
+		fatalx("more than %d listeners", MAX_LISTENERS);
+	l = &listeners[nlisteners++];
+	l->fd = fd;
+	l->port = local_port(fd);
+	l->mode = default_mode;
 	evutil_make_socket_nonblocking(fd);
-	ev = event_new(base, fd, EV_READ | EV_PERSIST, on_accept, NULL);
-	if (ev == NULL || event_add(ev, NULL) < 0)
+	l->ev = event_new(base, fd, EV_READ | EV_PERSIST, on_accept, NULL);
+	if (l->ev == NULL || event_add(l->ev, NULL) < 0)
 		fatalx("cannot watch listener %d", fd);
+	return l;
 }
 
+/* "ADDR:PORT[,rate=R][,linger=S][,shut=S]" */
 static void
-listen_on(const char *spec)
+listen_on(char *spec)
 {
 	struct sockaddr_storage ss;
+	struct mode m = default_mode;
+	struct listener *l;
+	char *opt, *save = NULL, *end;
 	socklen_t len;
-	int fd, one = 1, zero = 0;
+	int fd, one = 1, zero = 0, port;
 
-	if (addr_parse(spec, &ss, &len) < 0)
+	spec = strtok_r(spec, ",", &save);
+	while ((opt = strtok_r(NULL, ",", &save)) != NULL) {
+		if (strncmp(opt, "rate=", 5) == 0)
+			m.rate = strtoull(opt + 5, &end, 10);
+		else if (strncmp(opt, "linger=", 7) == 0)
+			m.linger = strtod(opt + 7, &end);
+		else if (strncmp(opt, "shut=", 5) == 0)
+			m.shut = strtod(opt + 5, &end);
+		else
+			fatalx("unknown listener option '%s'", opt);
+		if (*end != '\0')
+			fatalx("bad value in '%s'", opt);
+	}
+	if (spec == NULL || addr_parse(spec, &ss, &len) < 0)
 		exit(2);
-	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		fatal("socket");
-	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (ss.ss_family == AF_INET6)
-		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
-	if (bind(fd, (struct sockaddr *)&ss, len) < 0 || listen(fd, 1024) < 0)
-		fatal("listen on %s", spec);
-	serve_listener(fd);
+	port = ntohs(ss.ss_family == AF_INET6 ?
+	    ((struct sockaddr_in6 *)&ss)->sin6_port :
+	    ((struct sockaddr_in *)&ss)->sin_port);
+	l = listener_by_port(port);
+	if (l == NULL) {
+		fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd < 0)
+			fatal("socket");
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		if (ss.ss_family == AF_INET6)
+			setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
+		if (bind(fd, (struct sockaddr *)&ss, len) < 0 ||
+		    listen(fd, 1024) < 0)
+			fatal("listen on %s", spec);
+		l = serve_listener(fd);
+	}
+	l->mode = m;
 }
 
 /* Sockets handed over by the socket-activation convention. */
 static void
-adopt_fds(void)
+adopt_fds(int *conn_fds, int *nconn)
 {
 	const char *pid = getenv("LISTEN_PID"), *n = getenv("LISTEN_FDS");
 	int i, count, acc;
 	socklen_t len;
 
+	*nconn = 0;
 	if (pid == NULL || n == NULL || atol(pid) != (long)getpid())
 		return;
 	count = atoi(n);
-	for (i = 0; i < count; i++) {
+	for (i = 0; i < count && *nconn < MAX_FLOWS; i++) {
 		int fd = 3 + i;
 
 		len = sizeof(acc);
@@ -137,12 +260,10 @@ adopt_fds(void)
 			log_warn("adopted fd %d", fd);
 			continue;
 		}
-		if (acc) {
+		if (acc)
 			serve_listener(fd);
-		} else {
-			adopted++;
-			add_flow(fd);
-		}
+		else
+			conn_fds[(*nconn)++] = fd;
 	}
 	unsetenv("LISTEN_PID");
 	unsetenv("LISTEN_FDS");
@@ -158,10 +279,11 @@ write_stats(void)
 		log_warn("%s", statsfile);
 		return;
 	}
-	fprintf(out, "flows=%d accepted=%llu adopted=%llu tx_bytes=%llu "
-	    "rx_bytes=%llu mismatches=%llu resets=%llu eofs=%llu errors=%llu\n",
-	    nflows, (unsigned long long)accepted, (unsigned long long)adopted,
-	    (unsigned long long)stats.tx_bytes,
+	fprintf(out, "flows=%d listeners=%d accepted=%llu adopted=%llu "
+	    "closed=%llu tx_bytes=%llu rx_bytes=%llu mismatches=%llu "
+	    "resets=%llu eofs=%llu errors=%llu\n", nflows, nlisteners,
+	    (unsigned long long)accepted, (unsigned long long)adopted,
+	    (unsigned long long)closed, (unsigned long long)stats.tx_bytes,
 	    (unsigned long long)stats.rx_bytes,
 	    (unsigned long long)stats.mismatches,
 	    (unsigned long long)stats.resets, (unsigned long long)stats.eofs,
@@ -173,13 +295,27 @@ write_stats(void)
 static void
 on_tick(evutil_socket_t fd, short what, void *arg)
 {
+	double now = flow_now();
 	int i;
 
 	(void)fd;
 	(void)what;
 	(void)arg;
-	for (i = 0; i < nflows; i++)
-		flow_tick(flows[i], 0.05);
+	for (i = 0; i < nflows; i++) {
+		struct sflow *sf = &flows[i];
+
+		if (sf->close_at && now >= sf->close_at) {
+			closed++;
+			drop(sf);
+			i--;
+			continue;
+		}
+		if (sf->shut_at && now >= sf->shut_at) {
+			sf->shut_at = 0;
+			flow_shutdown_write(sf->f);
+		}
+		flow_tick(sf->f, 0.05);
+	}
 }
 
 static void
@@ -196,23 +332,26 @@ int
 main(int argc, char **argv)
 {
 	struct timeval tick = { 0, 50000 };
-	struct event *ev;
-	int c, nlisten = 0;
-	char *end;
+	int c, i, nconn, nspecs = 0, conn_fds[MAX_FLOWS];
+	char *end, *specs[MAX_LISTENERS];
 
 	log_procinit("streamd");
 	log_init(LOG_TO_STDERR, 0, 0);
+	signal(SIGPIPE, SIG_IGN);
 	base = event_base_new();
 	if (base == NULL)
 		fatalx("event_base_new");
+	/* adopted listeners first, so that -l finds their ports taken */
+	adopt_fds(conn_fds, &nconn);
 	while ((c = getopt(argc, argv, "l:r:s:")) != -1) {
 		switch (c) {
 		case 'l':
-			listen_on(optarg);
-			nlisten++;
+			if (nspecs == MAX_LISTENERS)
+				fatalx("more than %d listeners", MAX_LISTENERS);
+			specs[nspecs++] = optarg;
 			break;
 		case 'r':
-			rate = strtoull(optarg, &end, 10);
+			default_mode.rate = strtoull(optarg, &end, 10);
 			if (*end != '\0')
 				fatalx("bad rate '%s'", optarg);
 			break;
@@ -220,21 +359,26 @@ main(int argc, char **argv)
 			statsfile = optarg;
 			break;
 		default:
-			fprintf(stderr, "usage: streamd [-l ADDR:PORT]... [-r RATE] [-s STATSFILE]\n");
+			fprintf(stderr, "usage: streamd -l ADDR:PORT[,rate=R][,linger=S][,shut=S]... "
+			    "[-r RATE] [-s STATSFILE]\n");
 			return 2;
 		}
 	}
-	adopt_fds();
-	if (nlisten == 0 && nflows == 0 && getenv("LISTEN_FDS") == NULL &&
-	    event_base_get_num_events(base, EVENT_BASE_COUNT_ADDED) == 0)
+	/* after -r, which sets the default mode, whatever the order */
+	for (i = 0; i < nspecs; i++)
+		listen_on(specs[i]);
+	/* connections last, so they take their listener's mode */
+	for (i = 0; i < nconn; i++) {
+		adopted++;
+		add_flow(conn_fds[i]);
+	}
+	if (nlisteners == 0 && nflows == 0)
 		fatalx("nothing to serve: give -l or sockets through LISTEN_FDS");
 
-	ev = event_new(base, -1, EV_PERSIST, on_tick, NULL);
-	event_add(ev, &tick);
+	event_add(event_new(base, -1, EV_PERSIST, on_tick, NULL), &tick);
 	event_add(evsignal_new(base, SIGTERM, on_signal, NULL), NULL);
 	event_add(evsignal_new(base, SIGINT, on_signal, NULL), NULL);
 	event_add(evsignal_new(base, SIGUSR1, on_signal, NULL), NULL);
-	signal(SIGPIPE, SIG_IGN);
 	event_base_dispatch(base);
 	return stats.mismatches ? 1 : 0;
 }
