@@ -1,0 +1,59 @@
+/*
+ * Framing for the control socket and the peer channel: a fixed header
+ * {type, version, len} then `len` bytes of JSON (one object).  The length
+ * is checked against the caller's limit before anything is allocated.
+ */
+#ifndef MIGR_FRAME_H
+#define MIGR_FRAME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+struct evbuffer;
+
+struct frame_hdr {
+	uint16_t	type;
+	uint16_t	version;
+	uint32_t	len;
+};
+
+enum frame_status {
+	FRAME_OK = 0,
+	FRAME_PARTIAL,		/* need more bytes; nothing consumed */
+	FRAME_TOO_BIG,		/* len above the limit */
+	FRAME_BAD_VERSION,	/* header version is not ours */
+	FRAME_BAD_TYPE,		/* type unknown */
+	FRAME_BAD_PAYLOAD,	/* not one JSON object */
+	FRAME_IO		/* read/write failed or EOF (fd helpers) */
+};
+
+const char	*frame_strstatus(int status);
+int		 frame_status_result(int status);	/* -> enum migr_result */
+
+void	frame_hdr_pack(uint8_t out[8], uint16_t type, uint32_t len);
+/* Check the header at buf (avail bytes); fills h when it returns
+ * FRAME_OK or FRAME_BAD_VERSION. */
+int	frame_hdr_check(const uint8_t *buf, size_t avail, size_t max,
+	    struct frame_hdr *h);
+int	frame_decode_payload(const void *buf, size_t len, json_t **out);
+
+/* Serialise payload (NULL = {}) into a malloc'ed frame. */
+int	frame_pack(uint16_t type, const json_t *payload, size_t max,
+	    uint8_t **out, size_t *outlen);
+
+/* libevent side.  frame_pull consumes a frame only on FRAME_OK (and a
+ * bad frame's payload bytes are never read).  */
+int	frame_pull(struct evbuffer *in, size_t max, struct frame_hdr *h,
+	    json_t **payload);
+int	frame_push(struct evbuffer *out, uint16_t type, const json_t *payload,
+	    size_t max);
+
+/* Blocking fd side (migctl, tests). */
+int	frame_write_fd(int fd, uint16_t type, const json_t *payload,
+	    size_t max);
+int	frame_read_fd(int fd, size_t max, struct frame_hdr *h,
+	    json_t **payload);
+
+#endif

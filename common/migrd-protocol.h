@@ -1,0 +1,73 @@
+/*
+ * The one wire header shared by migrd, migctl and peer migrds.
+ *
+ * Every message on the control socket and on the peer channel is a frame:
+ * an 8-byte header (struct frame_hdr in frame.h: type, version, payload
+ * length, all in network byte order) followed by exactly `len` bytes of
+ * UTF-8 JSON holding one object.  docs/protocol-channel.md describes each
+ * message with examples.
+ */
+#ifndef MIGRD_PROTOCOL_H
+#define MIGRD_PROTOCOL_H
+
+/* Bump on any change of this file, frame.h or a payload's meaning. */
+#define MIGR_PROTO_VERSION	1
+
+#define MIGR_FRAME_HDR_LEN	8
+/* Largest payload anyone may send; the configured limit may be lower. */
+#define MIGR_FRAME_MAX		(1024 * 1024)
+/* Default payload limit (migrd.conf "max-message"). */
+#define MIGR_FRAME_DEFAULT	(64 * 1024)
+
+#define MIGR_PEER_PORT		7780
+#define MIGR_CONTROL_SOCKET	"/run/migrd/migrd.sock"
+#define MIGR_CONFIG_FILE	"/etc/migrd/migrd.conf"
+
+/* Message types.  Numbers are on the wire: append only. */
+enum migr_msg {
+	MSG_NONE = 0,		/* never sent */
+	MSG_RESULT = 1,		/* both: {code, message[, data]} ends a command */
+	MSG_HELLO = 2,		/* peer: {version, host, peer, capabilities} */
+	MSG_HEARTBEAT = 3,	/* peer: {seq} */
+	MSG_CTL_STATUS = 4,	/* control: {} */
+	MSG_CTL_PEERS = 5,	/* control: {} */
+	MSG_CTL_NS_LIST = 6,	/* control: {} */
+	MSG_CTL_NS_SHOW = 7,	/* control: {ns} */
+	MSG_CTL_NS_CREATE = 8,	/* control: {ns, addrs[], mac?, routes[]} */
+	MSG_CTL_NS_DELETE = 9,	/* control: {ns} */
+	MSG_CTL_RUN = 10,	/* control: {ns, argv[]} */
+	MSG_CTL_MIGRATE = 11,	/* control: {ns, host} */
+	MSG_CTL_HISTORY = 12,	/* control: {} */
+	MSG__MAX
+};
+
+#define MSG_IS_PEER(t)	((t) == MSG_RESULT || (t) == MSG_HELLO || \
+			 (t) == MSG_HEARTBEAT)
+#define MSG_IS_CTL(t)	((t) >= MSG_CTL_STATUS && (t) < MSG__MAX)
+
+/* Result codes.  Numbers are on the wire and are migctl's exit status. */
+enum migr_result {
+	RES_OK = 0,
+	RES_ERROR = 1,			/* unspecified failure, see message */
+	RES_BAD_REQUEST = 2,		/* malformed frame or payload */
+	RES_DENIED = 3,			/* caller is neither root nor admin */
+	RES_UNKNOWN_COMMAND = 4,
+	RES_BAD_VERSION = 5,
+	RES_TOO_BIG = 6,
+	RES_INVALID_ARGUMENT = 7,
+	RES_NO_SUCH_NS = 8,
+	RES_NS_EXISTS = 9,
+	RES_UNKNOWN_PEER = 10,
+	RES_PEER_DOWN = 11,
+	RES_SYSTEM = 12,		/* a system call or tool failed */
+	RES_NOT_IMPLEMENTED = 13,
+	RES_LIMIT = 14,			/* a configured limit was reached */
+	RES__MAX
+};
+
+/* Parallel to enum migr_result; defined in frame.c. */
+extern const char *const migr_result_str[RES__MAX];
+const char	*migr_strresult(int code);
+const char	*migr_msgname(int type);
+
+#endif

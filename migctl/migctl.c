@@ -1,0 +1,190 @@
+/*
+ * migctl: send one command to migrd over its control socket, print the
+ * result, exit with the result code.
+ *
+ *	migctl [-j] [-s socket] command [argument ...]
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "frame.h"
+#include "log.h"
+#include "migrd-protocol.h"
+#include "output.h"
+#include "parser.h"
+
+static const int action_msg[] = {
+	[A_STATUS] = MSG_CTL_STATUS,
+	[A_PEERS] = MSG_CTL_PEERS,
+	[A_NS_LIST] = MSG_CTL_NS_LIST,
+	[A_NS_SHOW] = MSG_CTL_NS_SHOW,
+	[A_NS_CREATE] = MSG_CTL_NS_CREATE,
+	[A_NS_DELETE] = MSG_CTL_NS_DELETE,
+	[A_RUN] = MSG_CTL_RUN,
+	[A_MIGRATE] = MSG_CTL_MIGRATE,
+	[A_HISTORY] = MSG_CTL_HISTORY,
+};
+
+static json_t *
+strings(const char *const *v, int n)
+{
+	json_t *a = json_array();
+	int i;
+
+	for (i = 0; a && i < n; i++)
+		json_array_append_new(a, json_string(v[i]));
+	return a;
+}
+
+static json_t *
+build_request(const struct parse_result *r)
+{
+	json_t *o;
+
+	switch (r->action) {
+	case A_NS_SHOW:
+	case A_NS_DELETE:
+		return json_pack("{s:s}", "ns", r->ns);
+	case A_NS_CREATE:
+		o = json_pack("{s:s,s:o,s:o}", "ns", r->ns,
+		    "addrs", strings(r->addrs, r->naddrs),
+		    "routes", strings(r->routes, r->nroutes));
+		if (o && r->mac)
+			json_object_set_new(o, "mac", json_string(r->mac));
+		return o;
+	case A_RUN:
+		return json_pack("{s:s,s:o}", "ns", r->ns, "argv",
+		    strings((const char *const *)r->argv, r->argc));
+	case A_MIGRATE:
+		return json_pack("{s:s,s:s}", "ns", r->ns, "host", r->host);
+	default:
+		return json_object();
+	}
+}
+
+static int
+connect_control(const char *path)
+{
+	struct sockaddr_un sun;
+	struct timeval tv = { 60, 0 };
+	int fd;
+
+	if (strlen(path) >= sizeof(sun.sun_path)) {
+		fprintf(stderr, "migctl: %s: path too long\n", path);
+		return -1;
+	}
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	strcpy(sun.sun_path, path);
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1) {
+		fprintf(stderr, "migctl: socket: %s\n", strerror(errno));
+		return -1;
+	}
+	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
+		int e = errno;
+
+		fprintf(stderr, "migctl: connect %s: %s%s\n", path,
+		    strerror(e), e == EACCES ? " (root or the admin group "
+		    "only)" : e == ENOENT || e == ECONNREFUSED ?
+		    " (is migrd running?)" : "");
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	return fd;
+}
+
+int
+main(int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "socket", required_argument, NULL, 's' },
+		{ NULL, 0, NULL, 0 }
+	};
+	const struct output *out = &text_output;
+	const char *sock = MIGR_CONTROL_SOCKET;
+	struct parse_result res;
+	struct frame_hdr h;
+	json_t *req, *reply = NULL, *data;
+	json_int_t code;
+	const char *message;
+	int ch, fd, rc, st, sent;
+
+	log_procinit("migctl");
+	log_init(LOG_TO_STDERR, 0, 0);
+	signal(SIGPIPE, SIG_IGN);
+	/* "+": stop at the first command word, so "run NS -- cmd -x" works */
+	while ((ch = getopt_long(argc, argv, "+hjs:", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'h':
+			parser_usage(stdout);
+			return 0;
+		case 'j':
+			out = &json_output;
+			break;
+		case 's':
+			sock = optarg;
+			break;
+		default:
+			parser_usage(stderr);
+			return 2;
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc == 0) {
+		parser_usage(stderr);
+		return 2;
+	}
+	if ((rc = parse(argc, argv, &res)) != 0)
+		return rc;
+	if ((req = build_request(&res)) == NULL) {
+		fprintf(stderr, "migctl: cannot build the request\n");
+		return RES_ERROR;
+	}
+	if ((fd = connect_control(sock)) == -1) {
+		json_decref(req);
+		return errno == EACCES ? RES_DENIED : RES_ERROR;
+	}
+	/* migrd may answer and close before reading (a refused caller):
+	 * a failed write is reported only if no result can be read */
+	sent = frame_write_fd(fd, (uint16_t)action_msg[res.action], req,
+	    MIGR_FRAME_MAX);
+	st = frame_read_fd(fd, MIGR_FRAME_MAX, &h, &reply);
+	if (st != FRAME_OK && sent == -1) {
+		fprintf(stderr, "migctl: request not sent\n");
+		rc = RES_ERROR;
+		goto out_close;
+	}
+	if (st != FRAME_OK || h.type != MSG_RESULT) {
+		fprintf(stderr, "migctl: bad reply from migrd: %s\n",
+		    st == FRAME_OK ? "not a result" : frame_strstatus(st));
+		rc = RES_ERROR;
+		goto out_close;
+	}
+	if (json_unpack(reply, "{s:I,s:s}", "code", &code, "message",
+	    &message) == -1 || code < 0 || code >= RES__MAX) {
+		fprintf(stderr, "migctl: malformed result from migrd\n");
+		rc = RES_ERROR;
+		goto out_close;
+	}
+	data = json_object_get(reply, "data");
+	out->result(res.action, (int)code, message, data);
+	rc = (int)code;
+out_close:
+	json_decref(reply);
+	json_decref(req);
+	close(fd);
+	return rc;
+}

@@ -1,0 +1,33 @@
+/*
+ * migctl's command parser: chains of token tables, keywords may be
+ * abbreviated to any unambiguous prefix (as in bgpctl's parser.c).
+ */
+#ifndef MIGCTL_PARSER_H
+#define MIGCTL_PARSER_H
+
+#include "nsarg.h"
+
+enum action {
+	A_NONE, A_STATUS, A_PEERS, A_NS_LIST, A_NS_SHOW, A_NS_CREATE,
+	A_NS_DELETE, A_RUN, A_MIGRATE, A_HISTORY
+};
+
+struct parse_result {
+	enum action	 action;
+	char		 ns[NSARG_NAME_MAX + 1];
+	char		 host[64];
+	const char	*addrs[NSARG_ADDRS_MAX];
+	int		 naddrs;
+	const char	*routes[NSARG_ROUTES_MAX];
+	int		 nroutes;
+	const char	*mac;
+	char		*argv[NSARG_ARGV_MAX + 1];
+	int		 argc;
+	char		 resolved[4096];	/* argv[0] found in PATH */
+};
+
+/* 0 ok; else an exit status after printing the reason to stderr. */
+int	parse(int argc, char *argv[], struct parse_result *res);
+void	parser_usage(FILE *fp);
+
+#endif

@@ -1,0 +1,83 @@
+/*
+ * After setup migrd keeps only the capabilities it uses, in its
+ * permitted, effective and bounding sets (the bounding set also limits
+ * what ip(8) and workloads can get back on execve as uid 0):
+ *
+ *   cap_net_admin   create veths, set addresses and routes, enslave to
+ *                   the bridge; TCP_REPAIR checks it (tcp_can_repair_sock)
+ *   cap_sys_admin   setns() into a namespace, "ip netns add/del" (mount,
+ *                   unshare), cgroup v2 directories
+ *   cap_sys_ptrace  pidfd_getfd() to take a workload's sockets (migration)
+ *   cap_kill        signal workloads that are not migrd's children
+ *   cap_net_raw     packet sockets/filters used while a namespace moves
+ *   cap_net_bind_service  a peer port below 1024 if configured
+ *   cap_dac_override      cgroup.procs/cgroup.kill and /run/netns entries
+ *                   that may belong to another owner
+ *
+ * Everything else (cap_setuid, cap_sys_module, ...) is dropped.  Two
+ * more are needed before this runs, at startup only: cap_chown (control
+ * socket to admin-group) and cap_setpcap (to shrink the bounding set).
+ */
+#include <errno.h>
+#include <sys/prctl.h>
+
+#include <sys/capability.h>
+
+#include "log.h"
+#include "migrd.h"
+
+static const char *const kept_caps =
+    "cap_net_admin,cap_sys_admin,cap_sys_ptrace,cap_kill,cap_net_raw,"
+    "cap_net_bind_service,cap_dac_override=ep";
+
+int
+caps_drop(void)
+{
+	cap_t caps;
+	cap_value_t v;
+	cap_flag_value_t f;
+	int rc = -1;
+
+	if ((caps = cap_from_text(kept_caps)) == NULL) {
+		log_warn("%s: cap_from_text", __func__);
+		return -1;
+	}
+	/* bounding set first: dropping it needs cap_setpcap, which goes */
+	for (v = 0; v <= CAP_LAST_CAP; v++) {
+		if (cap_get_flag(caps, v, CAP_PERMITTED, &f) == -1)
+			continue;
+		/* already out (systemd's CapabilityBoundingSet=): nothing
+		 * to do, and dropping again would need cap_setpcap */
+		if (f == CAP_SET || !CAP_IS_SUPPORTED(v) || cap_get_bound(v) != 1)
+			continue;
+		if (cap_drop_bound(v) == -1 && errno != EINVAL) {
+			log_warn("%s: cap_drop_bound(%d)", __func__,
+			    (int)v);
+			goto out_free;
+		}
+	}
+	if (cap_set_proc(caps) == -1) {
+		log_warn("%s: cap_set_proc", __func__);
+		goto out_free;
+	}
+	rc = 0;
+out_free:
+	cap_free(caps);
+	return rc;
+}
+
+json_t *
+caps_json(void)
+{
+	cap_t caps = cap_get_proc();
+	char *s;
+	json_t *j;
+
+	if (caps == NULL)
+		return json_string("?");
+	s = cap_to_text(caps, NULL);
+	j = json_string(s ? s : "?");
+	cap_free(s);
+	cap_free(caps);
+	return j;
+}

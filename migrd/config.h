@@ -1,0 +1,52 @@
+/*
+ * migrd.conf: line-based "keyword value..." syntax, '#' comments.
+ * See docs/man/migrd.conf.5.
+ */
+#ifndef MIGRD_CONFIG_H
+#define MIGRD_CONFIG_H
+
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define CONF_NAME_MAX	64
+#define CONF_PEERS_MAX	64
+
+struct peer_conf {
+	char		name[CONF_NAME_MAX];
+	char		addr[64];		/* numeric IPv4/IPv6 */
+	uint16_t	port;
+	int		line;
+};
+
+struct migrd_conf {
+	char		hostname[CONF_NAME_MAX];
+	char		listen_addr[64];
+	uint16_t	listen_port;
+	struct peer_conf peers[CONF_PEERS_MAX];
+	int		npeers;
+	char		cert[PATH_MAX];
+	char		key[PATH_MAX];
+	char		ca[PATH_MAX];
+	char		control_socket[108];	/* sun_path */
+	char		admin_group[CONF_NAME_MAX];
+	char		state_dir[PATH_MAX];
+	char		bridge[16];		/* IFNAMSIZ */
+	char		cgroup_root[PATH_MAX];
+	uint32_t	max_message;		/* bytes of JSON payload */
+	uint32_t	max_queue;		/* bytes queued per socket */
+	uint32_t	handshake_timeout;	/* seconds */
+	uint32_t	heartbeat_ms;
+	uint32_t	dead_ms;
+	uint32_t	max_control_clients;
+};
+
+void	config_defaults(struct migrd_conf *c);
+/* Return the number of errors (each logged as "file:line: reason"). */
+int	config_parse_file(const char *path, struct migrd_conf *c);
+int	config_parse_fp(FILE *fp, const char *name, struct migrd_conf *c);
+const struct peer_conf *config_find_peer(const struct migrd_conf *c,
+	    const char *name);
+void	config_print(FILE *fp, const struct migrd_conf *c);
+
+#endif

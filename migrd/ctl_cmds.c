@@ -1,0 +1,115 @@
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "control.h"
+#include "ctl_cmds.h"
+#include "migrd-protocol.h"
+#include "migrd.h"
+#include "nsarg.h"
+#include "ns.h"
+#include "peer.h"
+
+static int
+cmd_status(json_t *req, json_t **data, char *msg, size_t msglen)
+{
+	json_t *peers = peer_list_json();
+	size_t i, up = 0;
+
+	(void)req;
+	(void)msg;
+	(void)msglen;
+	for (i = 0; peers && i < json_array_size(peers); i++) {
+		const char *st = json_string_value(json_object_get(
+		    json_array_get(peers, i), "state"));
+
+		if (st != NULL && strcmp(st, "up") == 0)
+			up++;
+	}
+	*data = json_pack("{s:s,s:i,s:I,s:I,s:s,s:s,s:i,s:i,s:i,s:i,s:o}",
+	    "host", migrd.conf.hostname,
+	    "protocol", MIGR_PROTO_VERSION,
+	    "pid", (json_int_t)getpid(),
+	    "uptime", (json_int_t)(time(NULL) - migrd.started),
+	    "control_socket", migrd.conf.control_socket,
+	    "listen", migrd.conf.listen_addr,
+	    "port", migrd.conf.listen_port,
+	    "peers", migrd.conf.npeers,
+	    "peers_up", (int)up,
+	    "namespaces", ns_count(),
+	    "capabilities", caps_json());
+	json_decref(peers);
+	return *data ? RES_OK : RES_ERROR;
+}
+
+static int
+cmd_peers(json_t *req, json_t **data, char *msg, size_t msglen)
+{
+	(void)req;
+	(void)msg;
+	(void)msglen;
+	*data = json_pack("{s:o}", "peers", peer_list_json());
+	return *data ? RES_OK : RES_ERROR;
+}
+
+static int
+cmd_history(json_t *req, json_t **data, char *msg, size_t msglen)
+{
+	(void)req;
+	(void)msg;
+	(void)msglen;
+	*data = json_pack("{s:o}", "events", history_json());
+	return *data ? RES_OK : RES_ERROR;
+}
+
+static int
+cmd_migrate(json_t *req, json_t **data, char *msg, size_t msglen)
+{
+	const char *ns, *host;
+	json_error_t jerr;
+
+	(void)data;
+	if (json_unpack_ex(req, &jerr, JSON_STRICT, "{s:s,s:s}", "ns", &ns,
+	    "host", &host) == -1) {
+		snprintf(msg, msglen, "migrate: %s", jerr.text);
+		return RES_BAD_REQUEST;
+	}
+	if (nsarg_name(ns, msg, msglen) == -1)
+		return RES_INVALID_ARGUMENT;
+	if (!ns_exists(ns)) {
+		snprintf(msg, msglen, "no namespace '%s'", ns);
+		return RES_NO_SUCH_NS;
+	}
+	if (config_find_peer(&migrd.conf, host) == NULL) {
+		snprintf(msg, msglen, "'%.64s' is not a configured peer", host);
+		return RES_UNKNOWN_PEER;
+	}
+	snprintf(msg, msglen, "migrating %s to %s is not implemented yet",
+	    ns, host);
+	history_add("migrate", "request %s -> %s refused: not implemented",
+	    ns, host);
+	return RES_NOT_IMPLEMENTED;
+}
+
+static const ctl_handler handlers[MSG__MAX] = {
+	[MSG_CTL_STATUS] = cmd_status,
+	[MSG_CTL_PEERS] = cmd_peers,
+	[MSG_CTL_HISTORY] = cmd_history,
+	[MSG_CTL_MIGRATE] = cmd_migrate,
+	[MSG_CTL_NS_LIST] = ns_ctl_list,
+	[MSG_CTL_NS_SHOW] = ns_ctl_show,
+	[MSG_CTL_NS_CREATE] = ns_ctl_create,
+	[MSG_CTL_NS_DELETE] = ns_ctl_delete,
+	[MSG_CTL_RUN] = ns_ctl_run,
+};
+
+int
+ctl_dispatch(int type, json_t *req, json_t **data, char *msg, size_t msglen)
+{
+	if (type <= 0 || type >= MSG__MAX || handlers[type] == NULL) {
+		snprintf(msg, msglen, "unknown command %d", type);
+		return RES_UNKNOWN_COMMAND;
+	}
+	return handlers[type](req, data, msg, msglen);
+}

@@ -1,0 +1,47 @@
+/*
+ * migrd: shared daemon state.  One process, one libevent loop.
+ */
+#ifndef MIGRD_H
+#define MIGRD_H
+
+#include <sys/queue.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "config.h"
+
+struct event_base;
+struct ssl_ctx_st;
+
+struct migrd {
+	struct event_base	*base;
+	struct migrd_conf	 conf;
+	const char		*conf_path;
+	time_t			 started;
+	struct ssl_ctx_st	*ssl_ctx;
+	gid_t			 admin_gid;
+	int			 have_admin_gid;
+	int			 foreground;
+};
+
+extern struct migrd migrd;
+
+/* history.c: a bounded in-memory log of what migrd did, for "history" */
+void	 history_add(const char *kind, const char *fmt, ...)
+	    __attribute__((format(printf, 2, 3)));
+json_t	*history_json(void);
+
+/* notify.c: systemd readiness and socket activation */
+int	 notify_send(const char *state);
+int	 notify_listen_fd(void);
+
+/* caps.c */
+int	 caps_drop(void);
+json_t	*caps_json(void);
+
+/* monotonic milliseconds */
+uint64_t now_ms(void);
+
+#endif

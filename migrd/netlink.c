@@ -1,0 +1,302 @@
+#include <errno.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <libmnl/libmnl.h>
+#include <linux/if_addr.h>
+#include <linux/if_link.h>
+#include <linux/rtnetlink.h>
+#include <linux/veth.h>
+
+#include "log.h"
+#include "netlink.h"
+
+static int self_ns = -1;	/* migrd's own netns, to come back to */
+
+int
+rtnl_init(void)
+{
+	if ((self_ns = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC)) == -1) {
+		log_warn("%s: /proc/self/ns/net", __func__);
+		return -1;
+	}
+	return 0;
+}
+
+/* A NETLINK_ROUTE socket that lives in nsfd (sockets keep the netns they
+ * were created in, so migrd only visits nsfd for the socket() call). */
+static struct mnl_socket *
+rtnl_socket(int nsfd, char *err, size_t errlen)
+{
+	struct mnl_socket *nl;
+	int saved;
+
+	if (nsfd != -1 && setns(nsfd, CLONE_NEWNET) == -1) {
+		snprintf(err, errlen, "setns: %s", strerror(errno));
+		return NULL;
+	}
+	nl = mnl_socket_open2(NETLINK_ROUTE, SOCK_CLOEXEC);
+	saved = errno;
+	if (nsfd != -1 && setns(self_ns, CLONE_NEWNET) == -1)
+		fatal("%s: cannot return to migrd's network namespace",
+		    __func__);
+	if (nl == NULL) {
+		snprintf(err, errlen, "netlink socket: %s", strerror(saved));
+		return NULL;
+	}
+	if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) == -1) {
+		snprintf(err, errlen, "netlink bind: %s", strerror(errno));
+		mnl_socket_close(nl);
+		return NULL;
+	}
+	return nl;
+}
+
+/* Send nlh, wait for the ACK.  0 or -1 with errno set. */
+static int
+rtnl_talk(struct mnl_socket *nl, struct nlmsghdr *nlh, const char *what,
+    char *err, size_t errlen)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	unsigned int portid = mnl_socket_get_portid(nl);
+	ssize_t n;
+	int rc;
+
+	nlh->nlmsg_flags |= NLM_F_REQUEST | NLM_F_ACK;
+	nlh->nlmsg_seq = (unsigned int)time(NULL);
+	if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) == -1) {
+		snprintf(err, errlen, "%s: send: %s", what, strerror(errno));
+		return -1;
+	}
+	for (;;) {
+		n = mnl_socket_recvfrom(nl, buf, sizeof(buf));
+		if (n == -1) {
+			snprintf(err, errlen, "%s: %s", what, strerror(errno));
+			return -1;
+		}
+		rc = mnl_cb_run(buf, (size_t)n, nlh->nlmsg_seq, portid, NULL,
+		    NULL);
+		if (rc == -1) {
+			snprintf(err, errlen, "%s: %s", what, strerror(errno));
+			return -1;
+		}
+		if (rc == MNL_CB_STOP)
+			return 0;
+	}
+}
+
+static struct nlmsghdr *
+link_msg(char *buf, uint16_t type, uint16_t flags, int ifindex)
+{
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct ifinfomsg *ifi;
+
+	nlh->nlmsg_type = type;
+	nlh->nlmsg_flags = flags;
+	ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
+	ifi->ifi_family = AF_UNSPEC;
+	ifi->ifi_index = ifindex;
+	return nlh;
+}
+
+int
+rtnl_veth_add(const char *host_if, const char *peer_if, int nsfd, char *err,
+    size_t errlen)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh;
+	struct nlattr *linkinfo, *data, *peer;
+	struct ifinfomsg *pifi;
+	struct mnl_socket *nl;
+	int rc;
+
+	nlh = link_msg(buf, RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL, 0);
+	mnl_attr_put_strz(nlh, IFLA_IFNAME, host_if);
+	linkinfo = mnl_attr_nest_start(nlh, IFLA_LINKINFO);
+	mnl_attr_put_strz(nlh, IFLA_INFO_KIND, "veth");
+	data = mnl_attr_nest_start(nlh, IFLA_INFO_DATA);
+	peer = mnl_attr_nest_start(nlh, VETH_INFO_PEER);
+	/* the peer's attributes follow its own ifinfomsg */
+	pifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*pifi));
+	memset(pifi, 0, sizeof(*pifi));
+	pifi->ifi_family = AF_UNSPEC;
+	mnl_attr_put_strz(nlh, IFLA_IFNAME, peer_if);
+	mnl_attr_put_u32(nlh, IFLA_NET_NS_FD, (uint32_t)nsfd);
+	mnl_attr_nest_end(nlh, peer);
+	mnl_attr_nest_end(nlh, data);
+	mnl_attr_nest_end(nlh, linkinfo);
+	if ((nl = rtnl_socket(-1, err, errlen)) == NULL)
+		return -1;
+	rc = rtnl_talk(nl, nlh, "add veth", err, errlen);
+	mnl_socket_close(nl);
+	return rc;
+}
+
+int
+rtnl_link_del(const char *ifname, char *err, size_t errlen)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh;
+	struct mnl_socket *nl;
+	int rc;
+
+	nlh = link_msg(buf, RTM_DELLINK, 0, 0);
+	mnl_attr_put_strz(nlh, IFLA_IFNAME, ifname);
+	if ((nl = rtnl_socket(-1, err, errlen)) == NULL)
+		return -1;
+	rc = rtnl_talk(nl, nlh, "delete link", err, errlen);
+	mnl_socket_close(nl);
+	return rc;
+}
+
+/* ifindex of ifname as seen from nl's namespace (RTM_GETLINK). */
+static int
+rtnl_ifindex(struct mnl_socket *nl, const char *ifname, char *err,
+    size_t errlen)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh, *r;
+	ssize_t n;
+
+	nlh = link_msg(buf, RTM_GETLINK, NLM_F_REQUEST, 0);
+	nlh->nlmsg_seq = (unsigned int)time(NULL);
+	mnl_attr_put_strz(nlh, IFLA_IFNAME, ifname);
+	if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) == -1 ||
+	    (n = mnl_socket_recvfrom(nl, buf, sizeof(buf))) == -1) {
+		snprintf(err, errlen, "get link %s: %s", ifname,
+		    strerror(errno));
+		return -1;
+	}
+	r = (struct nlmsghdr *)buf;
+	if (!mnl_nlmsg_ok(r, (int)n)) {
+		snprintf(err, errlen, "get link %s: short reply", ifname);
+		return -1;
+	}
+	if (r->nlmsg_type == NLMSG_ERROR) {
+		const struct nlmsgerr *e = mnl_nlmsg_get_payload(r);
+
+		snprintf(err, errlen, "no interface %s: %s", ifname,
+		    strerror(-e->error));
+		return -1;
+	}
+	if (r->nlmsg_type != RTM_NEWLINK) {
+		snprintf(err, errlen, "get link %s: unexpected reply", ifname);
+		return -1;
+	}
+	return ((struct ifinfomsg *)mnl_nlmsg_get_payload(r))->ifi_index;
+}
+
+int
+rtnl_link_set(int nsfd, const char *ifname, const char *master,
+    const uint8_t *mac, char *err, size_t errlen)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh;
+	struct ifinfomsg *ifi;
+	struct mnl_socket *nl;
+	int idx, midx = 0, rc = -1;
+
+	if ((nl = rtnl_socket(nsfd, err, errlen)) == NULL)
+		return -1;
+	if ((idx = rtnl_ifindex(nl, ifname, err, errlen)) == -1)
+		goto out_close;
+	if (master != NULL &&
+	    (midx = rtnl_ifindex(nl, master, err, errlen)) == -1)
+		goto out_close;
+	nlh = link_msg(buf, RTM_NEWLINK, 0, idx);
+	ifi = mnl_nlmsg_get_payload(nlh);
+	ifi->ifi_flags = IFF_UP;
+	ifi->ifi_change = IFF_UP;
+	if (master != NULL)
+		mnl_attr_put_u32(nlh, IFLA_MASTER, (uint32_t)midx);
+	if (mac != NULL)
+		mnl_attr_put(nlh, IFLA_ADDRESS, 6, mac);
+	rc = rtnl_talk(nl, nlh, "set link", err, errlen);
+	if (rc == -1) {
+		char tmp[200];
+
+		snprintf(tmp, sizeof(tmp), "%s %s", ifname, err);
+		snprintf(err, errlen, "%s", tmp);
+	}
+out_close:
+	mnl_socket_close(nl);
+	return rc;
+}
+
+int
+rtnl_addr_add(int nsfd, const char *ifname, const struct nsarg_addr *a,
+    char *err, size_t errlen)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh;
+	struct ifaddrmsg *ifa;
+	struct mnl_socket *nl;
+	size_t alen = a->family == AF_INET ? 4 : 16;
+	int idx, rc = -1;
+
+	if ((nl = rtnl_socket(nsfd, err, errlen)) == NULL)
+		return -1;
+	if ((idx = rtnl_ifindex(nl, ifname, err, errlen)) == -1)
+		goto out_close;
+	nlh = mnl_nlmsg_put_header(buf);
+	nlh->nlmsg_type = RTM_NEWADDR;
+	nlh->nlmsg_flags = NLM_F_CREATE | NLM_F_EXCL;
+	ifa = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifa));
+	ifa->ifa_family = (uint8_t)a->family;
+	ifa->ifa_prefixlen = (uint8_t)a->plen;
+	ifa->ifa_scope = RT_SCOPE_UNIVERSE;
+	ifa->ifa_index = (uint32_t)idx;
+	mnl_attr_put(nlh, IFA_LOCAL, alen, a->addr);
+	mnl_attr_put(nlh, IFA_ADDRESS, alen, a->addr);
+	if (a->family == AF_INET6) {
+		/* no duplicate address detection: usable at once */
+		ifa->ifa_flags = IFA_F_NODAD;
+		mnl_attr_put_u32(nlh, IFA_FLAGS, IFA_F_NODAD);
+	}
+	rc = rtnl_talk(nl, nlh, a->text, err, errlen);
+out_close:
+	mnl_socket_close(nl);
+	return rc;
+}
+
+int
+rtnl_route_add(int nsfd, const char *ifname, const struct nsarg_route *r,
+    char *err, size_t errlen)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh;
+	struct rtmsg *rtm;
+	struct mnl_socket *nl;
+	size_t alen = r->family == AF_INET ? 4 : 16;
+	int idx, rc = -1;
+
+	if ((nl = rtnl_socket(nsfd, err, errlen)) == NULL)
+		return -1;
+	if ((idx = rtnl_ifindex(nl, ifname, err, errlen)) == -1)
+		goto out_close;
+	nlh = mnl_nlmsg_put_header(buf);
+	nlh->nlmsg_type = RTM_NEWROUTE;
+	nlh->nlmsg_flags = NLM_F_CREATE | NLM_F_EXCL;
+	rtm = mnl_nlmsg_put_extra_header(nlh, sizeof(*rtm));
+	rtm->rtm_family = (uint8_t)r->family;
+	rtm->rtm_dst_len = r->is_default ? 0 : (uint8_t)r->dst.plen;
+	rtm->rtm_table = RT_TABLE_MAIN;
+	rtm->rtm_protocol = RTPROT_BOOT;
+	rtm->rtm_scope = RT_SCOPE_UNIVERSE;
+	rtm->rtm_type = RTN_UNICAST;
+	if (!r->is_default)
+		mnl_attr_put(nlh, RTA_DST, alen, r->dst.addr);
+	mnl_attr_put(nlh, RTA_GATEWAY, alen, r->gw);
+	mnl_attr_put_u32(nlh, RTA_OIF, (uint32_t)idx);
+	rc = rtnl_talk(nl, nlh, r->text, err, errlen);
+out_close:
+	mnl_socket_close(nl);
+	return rc;
+}

@@ -1,0 +1,587 @@
+#include <errno.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/queue.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "migrd-protocol.h"
+#include "migrd.h"
+#include "ns.h"
+#include "nsarg.h"
+#include "netlink.h"
+#include "tool.h"
+
+#define STATE_VERSION	1
+#define NS_MAX		64
+
+struct workload {
+	pid_t	pid;
+	time_t	started;
+	char	cmd[256];
+	int	exited;
+	int	status;
+};
+
+#define NS_WORKLOADS_MAX 16
+
+struct mns {
+	TAILQ_ENTRY(mns) entry;
+	char		 name[NSARG_NAME_MAX + 1];
+	json_t		*addrs;		/* array of canonical strings */
+	json_t		*routes;
+	char		 mac[18];
+	time_t		 created;
+	struct workload	 wl[NS_WORKLOADS_MAX];
+	int		 nwl;
+};
+
+static TAILQ_HEAD(, mns) nslist = TAILQ_HEAD_INITIALIZER(nslist);
+static int		 nscount;
+
+static struct mns *
+ns_find(const char *name)
+{
+	struct mns *n;
+
+	TAILQ_FOREACH(n, &nslist, entry)
+		if (strcmp(n->name, name) == 0)
+			return n;
+	return NULL;
+}
+
+int
+ns_count(void)
+{
+	return nscount;
+}
+
+int
+ns_exists(const char *name)
+{
+	return ns_find(name) != NULL;
+}
+
+static void
+ns_free(struct mns *n)
+{
+	json_decref(n->addrs);
+	json_decref(n->routes);
+	free(n);
+}
+
+static json_t *
+ns_json(const struct mns *n, int verbose)
+{
+	json_t *o, *w;
+	int i;
+
+	o = json_pack("{s:s,s:O,s:O,s:s,s:I,s:o}", "name", n->name,
+	    "addrs", n->addrs, "routes", n->routes, "mac", n->mac,
+	    "created", (json_int_t)n->created, "tasks", cgroup_pids(n->name));
+	if (o == NULL || !verbose)
+		return o;
+	w = json_array();
+	for (i = 0; w && i < n->nwl; i++)
+		json_array_append_new(w, json_pack("{s:i,s:s,s:I,s:b,s:i}",
+		    "pid", (int)n->wl[i].pid, "command", n->wl[i].cmd,
+		    "started", (json_int_t)n->wl[i].started,
+		    "exited", n->wl[i].exited, "status", n->wl[i].status));
+	json_object_set_new(o, "workloads", w);
+	return o;
+}
+
+/* Write STATE_DIR/state.json atomically (tmp, fsync, rename). */
+static int
+state_save(void)
+{
+	char path[PATH_MAX + 16], tmp[PATH_MAX + 16];
+	json_t *root, *a;
+	struct mns *n;
+	int fd, rc = -1;
+
+	snprintf(path, sizeof(path), "%s/state.json", migrd.conf.state_dir);
+	snprintf(tmp, sizeof(tmp), "%s/.state.json.tmp", migrd.conf.state_dir);
+	if ((a = json_array()) == NULL)
+		return -1;
+	TAILQ_FOREACH(n, &nslist, entry)
+		json_array_append_new(a, ns_json(n, 1));
+	root = json_pack("{s:i,s:s,s:o}", "version", STATE_VERSION,
+	    "host", migrd.conf.hostname, "namespaces", a);
+	if (root == NULL)
+		return -1;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd == -1) {
+		log_warn("%s: %s", __func__, tmp);
+		goto out_decref;
+	}
+	if (json_dumpfd(root, fd, JSON_INDENT(1)) == -1 || fsync(fd) == -1) {
+		log_warn("%s: write %s", __func__, tmp);
+		close(fd);
+		goto out_unlink;
+	}
+	close(fd);
+	if (rename(tmp, path) == -1) {
+		log_warn("%s: rename %s", __func__, path);
+		goto out_unlink;
+	}
+	rc = 0;
+	goto out_decref;
+out_unlink:
+	unlink(tmp);
+out_decref:
+	json_decref(root);
+	return rc;
+}
+
+static int
+netns_present(const char *name)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "%s/%s", NS_NETNS_DIR, name);
+	return access(path, F_OK) == 0;
+}
+
+/* Re-read state.json and keep what still exists on the system. */
+static int
+state_load(void)
+{
+	char path[PATH_MAX + 16], err[128];
+	json_error_t jerr;
+	json_t *root, *a, *o;
+	size_t i;
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/state.json", migrd.conf.state_dir);
+	if (stat(path, &st) == -1) {
+		if (errno == ENOENT)
+			return 0;
+		log_warn("%s: %s", __func__, path);
+		return -1;
+	}
+	if (st.st_size > 4 * 1024 * 1024) {
+		log_warnx("%s: %s is too big", __func__, path);
+		return -1;
+	}
+	if ((root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr)) ==
+	    NULL) {
+		log_warnx("%s: %s:%d: %s", __func__, path, jerr.line,
+		    jerr.text);
+		return -1;
+	}
+	a = json_object_get(root, "namespaces");
+	json_array_foreach(a, i, o) {
+		const char *name = NULL, *mac = "";
+		json_t *addrs = NULL, *routes = NULL;
+		json_int_t created = 0;
+		struct mns *n;
+
+		if (json_unpack(o, "{s:s,s:o,s:o,s?s,s?I}", "name", &name,
+		    "addrs", &addrs, "routes", &routes, "mac", &mac,
+		    "created", &created) == -1 ||
+		    nsarg_name(name, err, sizeof(err)) == -1 ||
+		    !json_is_array(addrs) || !json_is_array(routes) ||
+		    strlen(mac) >= sizeof(n->mac) || ns_find(name)) {
+			log_warnx("%s: %s: skipping bad entry %zu", __func__,
+			    path, i);
+			continue;
+		}
+		if (!netns_present(name)) {
+			char cg[PATH_MAX + 32];
+
+			history_add("ns", "%s is in %s but gone from the "
+			    "system; forgetting it", name, path);
+			/* its cgroup goes too, if no task is left in it */
+			snprintf(cg, sizeof(cg), "%s/%s",
+			    migrd.conf.cgroup_root, name);
+			if (rmdir(cg) == -1 && errno != ENOENT)
+				log_warn("%s: keeping %s", __func__, cg);
+			continue;
+		}
+		if ((n = calloc(1, sizeof(*n))) == NULL)
+			break;
+		strcpy(n->name, name);
+		strcpy(n->mac, mac);
+		n->addrs = json_incref(addrs);
+		n->routes = json_incref(routes);
+		n->created = (time_t)created;
+		TAILQ_INSERT_TAIL(&nslist, n, entry);
+		nscount++;
+		cgroup_create(name);
+		log_info("namespace %s recovered from %s", name, path);
+	}
+	json_decref(root);
+	return state_save();
+}
+
+int
+ns_init(void)
+{
+	struct stat st;
+
+	tool_init();
+	if (rtnl_init() == -1)
+		return -1;
+	if (mkdir(migrd.conf.state_dir, 0700) == -1 && errno != EEXIST) {
+		log_warn("%s: mkdir %s", __func__, migrd.conf.state_dir);
+		return -1;
+	}
+	if (stat(migrd.conf.state_dir, &st) == -1 || !S_ISDIR(st.st_mode)) {
+		log_warnx("%s: %s is not a directory", __func__,
+		    migrd.conf.state_dir);
+		return -1;
+	}
+	if (cgroup_check() == 0 && mkdir(migrd.conf.cgroup_root, 0755) == -1 &&
+	    errno != EEXIST)
+		log_warn("%s: %s (workloads cannot run)", __func__,
+		    migrd.conf.cgroup_root);
+	return state_load();
+}
+
+void
+ns_shutdown(void)
+{
+	struct mns *n;
+
+	while ((n = TAILQ_FIRST(&nslist)) != NULL) {
+		TAILQ_REMOVE(&nslist, n, entry);
+		ns_free(n);
+	}
+	nscount = 0;
+}
+
+void
+ns_child_exited(pid_t pid, int status)
+{
+	struct mns *n;
+	int i;
+
+	TAILQ_FOREACH(n, &nslist, entry) {
+		for (i = 0; i < n->nwl; i++) {
+			if (n->wl[i].pid != pid || n->wl[i].exited)
+				continue;
+			n->wl[i].exited = 1;
+			n->wl[i].status = WIFEXITED(status) ?
+			    WEXITSTATUS(status) : 128 + WTERMSIG(status);
+			history_add("run", "%s: pid %ld (%s) ended, status %d",
+			    n->name, (long)pid, n->wl[i].cmd,
+			    n->wl[i].status);
+			state_save();
+			return;
+		}
+	}
+}
+
+static int
+get_ns_arg(json_t *req, const char **name, char *msg, size_t msglen)
+{
+	json_error_t jerr;
+
+	if (json_unpack_ex(req, &jerr, JSON_STRICT, "{s:s}", "ns", name)) {
+		snprintf(msg, msglen, "bad request: %s", jerr.text);
+		return RES_BAD_REQUEST;
+	}
+	if (nsarg_name(*name, msg, msglen) == -1)
+		return RES_INVALID_ARGUMENT;
+	if (ns_find(*name) == NULL) {
+		snprintf(msg, msglen, "no namespace '%s'", *name);
+		return RES_NO_SUCH_NS;
+	}
+	return RES_OK;
+}
+
+int
+ns_ctl_list(json_t *req, json_t **data, char *msg, size_t msglen)
+{
+	json_t *a = json_array();
+	struct mns *n;
+
+	(void)req;
+	(void)msg;
+	(void)msglen;
+	TAILQ_FOREACH(n, &nslist, entry)
+		json_array_append_new(a, ns_json(n, 0));
+	*data = json_pack("{s:o}", "namespaces", a);
+	return RES_OK;
+}
+
+int
+ns_ctl_show(json_t *req, json_t **data, char *msg, size_t msglen)
+{
+	const char *name;
+	char out[32768], err[256];
+	const char *args[] = { "-j", "-n", NULL, "addr", "show", NULL };
+	json_t *o, *addrs;
+	int rc;
+
+	if ((rc = get_ns_arg(req, &name, msg, msglen)) != RES_OK)
+		return rc;
+	o = ns_json(ns_find(name), 1);
+	args[2] = name;
+	if (tool_ip(args, out, sizeof(out), err, sizeof(err)) == 0 &&
+	    (addrs = json_loads(out, 0, NULL)) != NULL)
+		json_object_set_new(o, "interfaces", addrs);
+	*data = o;
+	return RES_OK;
+}
+
+static int
+ip_run(char *msg, size_t msglen, const char *const *args)
+{
+	char err[256];
+
+	if (tool_ip(args, NULL, 0, err, sizeof(err)) != 0) {
+		snprintf(msg, msglen, "ip %s %s %s: %s", args[0],
+		    args[1] ? args[1] : "", args[1] && args[2] ? args[2] : "",
+		    err[0] ? err : "failed");
+		return -1;
+	}
+	return 0;
+}
+
+/* Remove what create may have made; errors are logged only. */
+static void
+ns_teardown(const char *name)
+{
+	char veth[IFNAMSIZ], msg[300];
+
+	snprintf(veth, sizeof(veth), "v%s", name);
+	cgroup_kill_remove(name);
+	if (if_nametoindex(veth) != 0 &&
+	    rtnl_link_del(veth, msg, sizeof(msg)) == -1)
+		log_warnx("%s: %s", __func__, msg);
+	if (netns_present(name))
+		ip_run(msg, sizeof(msg), (const char *[]){ "netns", "del",
+		    name, NULL });
+}
+
+int
+ns_ctl_create(json_t *req, json_t **data, char *msg, size_t msglen)
+{
+	struct nsarg_addr addrs[NSARG_ADDRS_MAX];
+	struct nsarg_route routes[NSARG_ROUTES_MAX];
+	uint8_t macb[6];
+	const char *name, *mac = NULL;
+	json_t *ja, *jr = NULL, *v, *sa, *sr;
+	json_error_t jerr;
+	char veth[IFNAMSIZ], nspath[64];
+	size_t i, na, nr;
+	struct mns *n;
+	int nsfd = -1;
+
+	(void)data;
+	if (json_unpack_ex(req, &jerr, JSON_STRICT, "{s:s,s:o,s?s,s?o}",
+	    "ns", &name, "addrs", &ja, "mac", &mac, "routes", &jr) == -1) {
+		snprintf(msg, msglen, "bad request: %s", jerr.text);
+		return RES_BAD_REQUEST;
+	}
+	if (nsarg_name(name, msg, msglen) == -1)
+		return RES_INVALID_ARGUMENT;
+	if (!json_is_array(ja) || (jr != NULL && !json_is_array(jr))) {
+		snprintf(msg, msglen, "addrs and routes must be arrays");
+		return RES_BAD_REQUEST;
+	}
+	na = json_array_size(ja);
+	nr = jr ? json_array_size(jr) : 0;
+	if (na == 0 || na > NSARG_ADDRS_MAX || nr > NSARG_ROUTES_MAX) {
+		snprintf(msg, msglen, "need 1-%d addresses and at most %d "
+		    "routes", NSARG_ADDRS_MAX, NSARG_ROUTES_MAX);
+		return RES_INVALID_ARGUMENT;
+	}
+	json_array_foreach(ja, i, v) {
+		if (!json_is_string(v) || nsarg_addr(json_string_value(v),
+		    &addrs[i], msg, msglen) == -1) {
+			if (!json_is_string(v))
+				snprintf(msg, msglen, "address %zu is not a "
+				    "string", i);
+			return RES_INVALID_ARGUMENT;
+		}
+	}
+	for (i = 0; i < nr; i++) {
+		v = json_array_get(jr, i);
+		if (!json_is_string(v) || nsarg_route(json_string_value(v),
+		    &routes[i], msg, msglen) == -1) {
+			if (!json_is_string(v))
+				snprintf(msg, msglen, "route %zu is not a "
+				    "string", i);
+			return RES_INVALID_ARGUMENT;
+		}
+	}
+	if (mac != NULL && nsarg_mac(mac, macb, msg, msglen) == -1)
+		return RES_INVALID_ARGUMENT;
+	snprintf(veth, sizeof(veth), "v%s", name);
+	if (ns_find(name) != NULL || netns_present(name)) {
+		snprintf(msg, msglen, "namespace '%s' exists", name);
+		return RES_NS_EXISTS;
+	}
+	if (if_nametoindex(veth) != 0) {
+		snprintf(msg, msglen, "interface %s exists", veth);
+		return RES_NS_EXISTS;
+	}
+	if (if_nametoindex(migrd.conf.bridge) == 0) {
+		snprintf(msg, msglen, "bridge %s does not exist",
+		    migrd.conf.bridge);
+		return RES_SYSTEM;
+	}
+	if (nscount >= NS_MAX) {
+		snprintf(msg, msglen, "at most %d namespaces", NS_MAX);
+		return RES_LIMIT;
+	}
+
+	/* validated: now change the system, undoing everything on failure */
+	if (ip_run(msg, msglen, (const char *[]){ "netns", "add", name,
+	    NULL }) == -1)
+		return RES_SYSTEM;
+	snprintf(nspath, sizeof(nspath), "%s/%s", NS_NETNS_DIR, name);
+	if ((nsfd = open(nspath, O_RDONLY | O_CLOEXEC)) == -1) {
+		snprintf(msg, msglen, "%s: %s", nspath, strerror(errno));
+		goto fail_teardown;
+	}
+	if (rtnl_veth_add(veth, "eth0", nsfd, msg, msglen) == -1 ||
+	    rtnl_link_set(-1, veth, migrd.conf.bridge, NULL, msg, msglen) == -1 ||
+	    rtnl_link_set(nsfd, "lo", NULL, NULL, msg, msglen) == -1 ||
+	    rtnl_link_set(nsfd, "eth0", NULL, mac ? macb : NULL, msg,
+	    msglen) == -1)
+		goto fail_teardown;
+	for (i = 0; i < na; i++)
+		if (rtnl_addr_add(nsfd, "eth0", &addrs[i], msg, msglen) == -1)
+			goto fail_teardown;
+	for (i = 0; i < nr; i++)
+		if (rtnl_route_add(nsfd, "eth0", &routes[i], msg, msglen) == -1)
+			goto fail_teardown;
+	if (cgroup_create(name) == -1) {
+		snprintf(msg, msglen, "cannot create cgroup %s/%s",
+		    migrd.conf.cgroup_root, name);
+		goto fail_teardown;
+	}
+	if ((n = calloc(1, sizeof(*n))) == NULL)
+		goto fail_teardown;
+	sa = json_array();
+	sr = json_array();
+	for (i = 0; i < na; i++)
+		json_array_append_new(sa, json_string(addrs[i].text));
+	for (i = 0; i < nr; i++)
+		json_array_append_new(sr, json_string(routes[i].text));
+	strcpy(n->name, name);
+	if (mac)
+		strcpy(n->mac, mac);
+	n->addrs = sa;
+	n->routes = sr;
+	n->created = time(NULL);
+	TAILQ_INSERT_TAIL(&nslist, n, entry);
+	nscount++;
+	close(nsfd);
+	state_save();
+	history_add("ns", "created %s (%zu addresses, %zu routes)", name,
+	    na, nr);
+	snprintf(msg, msglen, "namespace %s created", name);
+	return RES_OK;
+
+fail_teardown:
+	log_warnx("ns create %s: %s", name, msg);
+	if (nsfd != -1)
+		close(nsfd);
+	ns_teardown(name);
+	return RES_SYSTEM;
+}
+
+int
+ns_ctl_delete(json_t *req, json_t **data, char *msg, size_t msglen)
+{
+	const char *name;
+	struct mns *n;
+	int rc;
+
+	(void)data;
+	if ((rc = get_ns_arg(req, &name, msg, msglen)) != RES_OK)
+		return rc;
+	n = ns_find(name);
+	ns_teardown(name);
+	TAILQ_REMOVE(&nslist, n, entry);
+	nscount--;
+	history_add("ns", "deleted %s", n->name);
+	snprintf(msg, msglen, "namespace %s deleted", n->name);
+	ns_free(n);
+	state_save();
+	return RES_OK;
+}
+
+int
+ns_ctl_run(json_t *req, json_t **data, char *msg, size_t msglen)
+{
+	const char *argv[NSARG_ARGV_MAX + 1], *name;
+	char logpath[PATH_MAX + 32], err[256];
+	json_t *ja, *v;
+	json_error_t jerr;
+	struct mns *n;
+	struct workload *w;
+	size_t i, argc, off = 0;
+	pid_t pid;
+
+	if (json_unpack_ex(req, &jerr, JSON_STRICT, "{s:s,s:o}", "ns", &name,
+	    "argv", &ja) == -1 || !json_is_array(ja)) {
+		snprintf(msg, msglen, "bad request: %s", jerr.text);
+		return RES_BAD_REQUEST;
+	}
+	if (nsarg_name(name, msg, msglen) == -1)
+		return RES_INVALID_ARGUMENT;
+	if ((n = ns_find(name)) == NULL) {
+		snprintf(msg, msglen, "no namespace '%s'", name);
+		return RES_NO_SUCH_NS;
+	}
+	argc = json_array_size(ja);
+	if (argc > NSARG_ARGV_MAX) {
+		snprintf(msg, msglen, "more than %d arguments", NSARG_ARGV_MAX);
+		return RES_INVALID_ARGUMENT;
+	}
+	json_array_foreach(ja, i, v) {
+		if ((argv[i] = json_string_value(v)) == NULL) {
+			snprintf(msg, msglen, "argument %zu is not a string",
+			    i);
+			return RES_BAD_REQUEST;
+		}
+	}
+	argv[argc] = NULL;
+	if (nsarg_argv(argv, argc, msg, msglen) == -1)
+		return RES_INVALID_ARGUMENT;
+	if (n->nwl == NS_WORKLOADS_MAX) {
+		/* forget the oldest finished one, or refuse */
+		for (i = 0; i < (size_t)n->nwl && !n->wl[i].exited; i++)
+			;
+		if (i == (size_t)n->nwl) {
+			snprintf(msg, msglen, "%s already runs %d workloads",
+			    name, NS_WORKLOADS_MAX);
+			return RES_LIMIT;
+		}
+		memmove(&n->wl[i], &n->wl[i + 1],
+		    (size_t)(n->nwl - (int)i - 1) * sizeof(n->wl[0]));
+		n->nwl--;
+	}
+	snprintf(logpath, sizeof(logpath), "%s/%s.log", migrd.conf.state_dir,
+	    name);
+	if ((pid = workload_start(name, argv, logpath, err, sizeof(err))) ==
+	    -1) {
+		snprintf(msg, msglen, "cannot start %s in %s: %s", argv[0],
+		    name, err);
+		return RES_SYSTEM;
+	}
+	w = &n->wl[n->nwl++];
+	memset(w, 0, sizeof(*w));
+	w->pid = pid;
+	w->started = time(NULL);
+	for (i = 0; i < argc && off < sizeof(w->cmd) - 1; i++)
+		off += (size_t)snprintf(w->cmd + off, sizeof(w->cmd) - off,
+		    "%s%s", i ? " " : "", argv[i]);
+	state_save();
+	history_add("run", "%s: pid %ld: %s", name, (long)pid, w->cmd);
+	*data = json_pack("{s:i,s:s}", "pid", (int)pid, "log", logpath);
+	snprintf(msg, msglen, "started pid %ld in %s", (long)pid, name);
+	return RES_OK;
+}

@@ -1,0 +1,712 @@
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/queue.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
+#include <event2/event.h>
+#include <openssl/err.h>
+
+#include "frame.h"
+#include "listener.h"
+#include "log.h"
+#include "migrd-protocol.h"
+#include "migrd.h"
+#include "peer.h"
+#include "tls.h"
+
+#define BACKOFF_MIN	1
+#define BACKOFF_MAX	30
+
+enum sess_state { S_TLS, S_HELLO, S_UP, S_CLOSING };
+
+struct peer;
+
+struct session {
+	TAILQ_ENTRY(session)	 entry;
+	struct bufferevent	*bev;
+	SSL			*ssl;
+	struct event		*tick;
+	struct peer		*peer;		/* NULL until hello (inbound) */
+	int			 outbound;
+	enum sess_state		 state;
+	char			 addr[96];
+	uint64_t		 created_ms;
+	uint64_t		 last_rx_ms;
+	uint64_t		 hb_seq;
+	uint64_t		 hb_rx;
+	time_t			 up_since;
+};
+
+struct peer {
+	const struct peer_conf	*pc;
+	struct session		*sess;		/* up, or being set up (dialer) */
+	struct event		*redial;
+	unsigned		 backoff;
+	int			 dialer;
+	unsigned		 sessions;	/* times it came up */
+	char			 last_error[200];
+};
+
+static TAILQ_HEAD(, session)	sessions = TAILQ_HEAD_INITIALIZER(sessions);
+static unsigned			nsessions;
+/* sessions of any state, inbound ones before hello included */
+#define SESSIONS_MAX	(2 * CONF_PEERS_MAX + 16)
+static struct peer		peers[CONF_PEERS_MAX];
+static int			npeers;
+static struct listener		*peer_listener;
+
+static void	sess_close(struct session *, const char *, ...)
+		    __attribute__((format(printf, 2, 3)));
+static void	peer_dial(evutil_socket_t, short, void *);
+
+static const char *
+state_name(const struct session *s)
+{
+	switch (s->state) {
+	case S_TLS:	return "tls-handshake";
+	case S_HELLO:	return "hello";
+	case S_UP:	return "up";
+	case S_CLOSING:	return "closing";
+	}
+	return "?";
+}
+
+static void
+schedule_redial(struct peer *p)
+{
+	struct timeval tv = { p->backoff, 0 };
+
+	if (!p->dialer || p->redial == NULL)
+		return;
+	log_debug("%s: %s in %u s", __func__, p->pc->name, p->backoff);
+	evtimer_add(p->redial, &tv);
+	p->backoff = p->backoff * 2 > BACKOFF_MAX ? BACKOFF_MAX :
+	    p->backoff * 2;
+}
+
+static void
+sess_free(struct session *s)
+{
+	struct peer *p = s->peer;
+
+	TAILQ_REMOVE(&sessions, s, entry);
+	nsessions--;
+	if (s->tick)
+		event_free(s->tick);
+	if (s->bev)
+		bufferevent_free(s->bev);	/* frees ssl, closes fd */
+	if (p != NULL && p->sess == s) {
+		p->sess = NULL;
+		schedule_redial(p);
+	}
+	free(s);
+}
+
+static void
+sess_close_cb(struct bufferevent *bev, void *arg)
+{
+	struct session *s = arg;
+
+	if (evbuffer_get_length(bufferevent_get_output(bev)) == 0)
+		sess_free(s);
+}
+
+static void
+sess_close_event(struct bufferevent *bev, short what, void *arg)
+{
+	(void)bev;
+	(void)what;
+	sess_free(arg);
+}
+
+/* Log why, remember it for "peers", then flush what is queued and free. */
+static void
+sess_close(struct session *s, const char *fmt, ...)
+{
+	char why[200];
+	va_list ap;
+	int was_up = s->state == S_UP;
+
+	if (s->state == S_CLOSING)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	if (s->peer != NULL) {
+		snprintf(s->peer->last_error, sizeof(s->peer->last_error),
+		    "%s", why);
+		if (was_up)
+			history_add("peer", "%s down: %s", s->peer->pc->name,
+			    why);
+		else
+			log_warnx("peer %s (%s): %s", s->peer->pc->name,
+			    s->addr, why);
+	} else
+		log_warnx("peer %s: connection refused: %s", s->addr, why);
+	s->state = S_CLOSING;
+	bufferevent_disable(s->bev, EV_READ);
+	/* never free here: callers up the stack still hold s */
+	if (evbuffer_get_length(bufferevent_get_output(s->bev)) == 0)
+		event_active(s->tick, EV_TIMEOUT, 1);
+	else
+		bufferevent_setcb(s->bev, NULL, sess_close_cb,
+		    sess_close_event, s);
+}
+
+static int
+sess_send(struct session *s, uint16_t type, json_t *payload)
+{
+	struct evbuffer *out = bufferevent_get_output(s->bev);
+	int rc;
+
+	rc = frame_push(out, type, payload, migrd.conf.max_message);
+	json_decref(payload);
+	if (rc == -1)
+		return -1;
+	if (evbuffer_get_length(out) > migrd.conf.max_queue) {
+		sess_close(s, "output queue above max-queue (%u bytes)",
+		    migrd.conf.max_queue);
+		return -1;
+	}
+	return 0;
+}
+
+static void
+send_result(struct session *s, int code, const char *msg)
+{
+	sess_send(s, MSG_RESULT, json_pack("{s:i,s:s}", "code", code,
+	    "message", msg));
+}
+
+static void
+send_hello(struct session *s)
+{
+	sess_send(s, MSG_HELLO, json_pack("{s:i,s:s,s:s,s:[s]}",
+	    "version", MIGR_PROTO_VERSION, "host", migrd.conf.hostname,
+	    "peer", s->peer ? s->peer->pc->name : "",
+	    "capabilities", "heartbeat"));
+}
+
+static struct peer *
+find_peer(const char *name)
+{
+	int i;
+
+	for (i = 0; i < npeers; i++)
+		if (strcmp(peers[i].pc->name, name) == 0)
+			return &peers[i];
+	return NULL;
+}
+
+static void
+sess_up(struct session *s)
+{
+	s->state = S_UP;
+	s->up_since = time(NULL);
+	s->peer->backoff = BACKOFF_MIN;
+	s->peer->sessions++;
+	s->peer->last_error[0] = '\0';
+	history_add("peer", "%s up (%s, %s, %s)", s->peer->pc->name, s->addr,
+	    SSL_get_version(s->ssl), s->outbound ? "outbound" : "inbound");
+}
+
+static void
+handle_hello(struct session *s, json_t *j)
+{
+	json_int_t version;
+	const char *host, *to;
+	json_t *caps;
+	json_error_t jerr;
+	struct peer *p;
+
+	if (json_unpack_ex(j, &jerr, JSON_STRICT, "{s:I,s:s,s:s,s:o}",
+	    "version", &version, "host", &host, "peer", &to,
+	    "capabilities", &caps) == -1 || !json_is_array(caps)) {
+		sess_close(s, "malformed hello: %s", jerr.text);
+		return;
+	}
+	if (version != MIGR_PROTO_VERSION) {
+		send_result(s, RES_BAD_VERSION, "protocol version mismatch");
+		sess_close(s, "hello with protocol version %lld, ours is %d",
+		    (long long)version, MIGR_PROTO_VERSION);
+		return;
+	}
+	if ((p = find_peer(host)) == NULL) {
+		send_result(s, RES_UNKNOWN_PEER, "unknown peer");
+		sess_close(s, "hello from unknown host '%.64s'", host);
+		return;
+	}
+	if (!tls_peer_matches(s->ssl, host)) {
+		char d[160];
+
+		tls_peer_describe(s->ssl, d, sizeof(d));
+		send_result(s, RES_DENIED, "certificate does not match name");
+		sess_close(s, "hello as '%s' but certificate is %s", host, d);
+		return;
+	}
+	if (strcmp(to, migrd.conf.hostname) != 0) {
+		send_result(s, RES_UNKNOWN_PEER, "wrong host");
+		sess_close(s, "hello for '%.64s', we are '%s'", to,
+		    migrd.conf.hostname);
+		return;
+	}
+	if (s->outbound) {
+		if (p != s->peer) {
+			sess_close(s, "dialed %s but '%s' answered",
+			    s->peer->pc->name, host);
+			return;
+		}
+		sess_up(s);
+		return;
+	}
+	if (p->sess != NULL && p->sess != s) {
+		/* the dialer only dials without a session: its view wins */
+		sess_close(p->sess, "replaced by a new session from %s",
+		    s->addr);
+		if (p->sess != NULL && p->sess->state == S_CLOSING)
+			p->sess->peer = NULL;
+		p->sess = NULL;
+	}
+	s->peer = p;
+	p->sess = s;
+	send_hello(s);
+	sess_up(s);
+}
+
+static void
+handle_frame(struct session *s, struct frame_hdr *h, json_t *j)
+{
+	json_int_t code = -1;
+	const char *msg = "";
+
+	switch (h->type) {
+	case MSG_HELLO:
+		if (s->state != S_HELLO) {
+			sess_close(s, "unexpected second hello");
+			return;
+		}
+		handle_hello(s, j);
+		return;
+	case MSG_HEARTBEAT:
+		if (s->state != S_UP) {
+			sess_close(s, "heartbeat before hello");
+			return;
+		}
+		s->hb_rx++;
+		return;
+	case MSG_RESULT:
+		json_unpack(j, "{s?I,s?s}", "code", &code, "message", &msg);
+		sess_close(s, "peer ended the session: %lld %.100s",
+		    (long long)code, msg);
+		return;
+	default:
+		sess_close(s, "message type %u (%s) is not for the peer "
+		    "channel", h->type, migr_msgname(h->type));
+		return;
+	}
+}
+
+static void
+sess_read(struct bufferevent *bev, void *arg)
+{
+	struct session *s = arg;
+	struct evbuffer *in = bufferevent_get_input(bev);
+	struct frame_hdr h;
+	json_t *j;
+	int st;
+
+	while (s->state == S_HELLO || s->state == S_UP) {
+		st = frame_pull(in, migrd.conf.max_message, &h, &j);
+		if (st == FRAME_PARTIAL)
+			return;
+		s->last_rx_ms = now_ms();
+		if (st != FRAME_OK) {
+			json_decref(j);
+			if (st == FRAME_BAD_VERSION)
+				send_result(s, RES_BAD_VERSION,
+				    "protocol version mismatch");
+			else
+				send_result(s, frame_status_result(st),
+				    frame_strstatus(st));
+			if (st == FRAME_BAD_VERSION)
+				sess_close(s, "frame version %u, ours is %d",
+				    h.version, MIGR_PROTO_VERSION);
+			else if (st == FRAME_TOO_BIG)
+				sess_close(s, "frame of %u bytes is above "
+				    "max-message %u", h.len,
+				    migrd.conf.max_message);
+			else
+				sess_close(s, "%s", frame_strstatus(st));
+			return;
+		}
+		handle_frame(s, &h, j);
+		json_decref(j);
+	}
+}
+
+static void
+sess_event(struct bufferevent *bev, short what, void *arg)
+{
+	struct session *s = arg;
+	char err[300];
+	unsigned long e;
+
+	if (what & BEV_EVENT_CONNECTED) {
+		s->state = S_HELLO;
+		s->last_rx_ms = now_ms();
+		if (s->outbound) {
+			if (!tls_peer_matches(s->ssl, s->peer->pc->name)) {
+				sess_close(s, "certificate does not name %s",
+				    s->peer->pc->name);
+				return;
+			}
+			send_hello(s);
+		}
+		return;
+	}
+	e = bufferevent_get_openssl_error(bev);
+	if (e != 0 && ERR_GET_LIB(e) != 0) {
+		tls_error_string(s->ssl, e, err, sizeof(err));
+		sess_close(s, "TLS %s: %s", s->state == S_TLS ?
+		    "handshake failed" : "error", err);
+		return;
+	}
+	if ((what & BEV_EVENT_EOF) && e == 0) {
+		sess_close(s, "connection closed by peer%s",
+		    s->state == S_TLS ? " during TLS handshake" : "");
+		return;
+	}
+	/* a system call failed under TLS (refused, reset...) */
+	sess_close(s, "connection failed: %s",
+	    evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
+}
+
+static void
+sess_tick(evutil_socket_t fd, short what, void *arg)
+{
+	struct session *s = arg;
+	uint64_t now = now_ms();
+
+	(void)fd;
+	(void)what;
+	if (s->state == S_CLOSING) {
+		sess_free(s);	/* closed with nothing queued, or flush too slow */
+		return;
+	}
+	if (s->state != S_UP) {
+		if (now - s->created_ms > migrd.conf.handshake_timeout * 1000ull)
+			sess_close(s, "no hello within %u s",
+			    migrd.conf.handshake_timeout);
+		return;
+	}
+	if (now - s->last_rx_ms > migrd.conf.dead_ms) {
+		sess_close(s, "dead: nothing received for %llu ms",
+		    (unsigned long long)(now - s->last_rx_ms));
+		return;
+	}
+	sess_send(s, MSG_HEARTBEAT, json_pack("{s:I}", "seq",
+	    (json_int_t)++s->hb_seq));
+}
+
+static struct session *
+sess_new(int fd, SSL *ssl, int outbound)
+{
+	struct session *s;
+	struct timeval tv;
+
+	if ((s = calloc(1, sizeof(*s))) == NULL) {
+		log_warn("%s: calloc", __func__);
+		SSL_free(ssl);
+		if (fd != -1)
+			close(fd);
+		return NULL;
+	}
+	s->ssl = ssl;
+	s->outbound = outbound;
+	s->created_ms = now_ms();
+	s->bev = bufferevent_openssl_socket_new(migrd.base, fd, ssl,
+	    outbound ? BUFFEREVENT_SSL_CONNECTING : BUFFEREVENT_SSL_ACCEPTING,
+	    BEV_OPT_CLOSE_ON_FREE);
+	if (s->bev == NULL) {
+		log_warnx("%s: bufferevent_openssl_socket_new failed",
+		    __func__);
+		SSL_free(ssl);
+		if (fd != -1)
+			close(fd);
+		free(s);
+		return NULL;
+	}
+	TAILQ_INSERT_TAIL(&sessions, s, entry);
+	nsessions++;
+	bufferevent_openssl_set_allow_dirty_shutdown(s->bev, 1);
+	/* never buffer more than one maximal frame of input */
+	bufferevent_setwatermark(s->bev, EV_READ, 0,
+	    migrd.conf.max_message + MIGR_FRAME_HDR_LEN);
+	bufferevent_setcb(s->bev, sess_read, NULL, sess_event, s);
+	bufferevent_enable(s->bev, EV_READ | EV_WRITE);
+	tv.tv_sec = migrd.conf.heartbeat_ms / 1000;
+	tv.tv_usec = (migrd.conf.heartbeat_ms % 1000) * 1000;
+	s->tick = event_new(migrd.base, -1, EV_PERSIST, sess_tick, s);
+	if (s->tick == NULL || evtimer_add(s->tick, &tv) == -1) {
+		log_warnx("%s: cannot add timer", __func__);
+		sess_free(s);
+		return NULL;
+	}
+	return s;
+}
+
+static void
+fmt_addr(const struct sockaddr *sa, char *buf, size_t len)
+{
+	char a[INET6_ADDRSTRLEN] = "?";
+	unsigned port = 0;
+
+	if (sa->sa_family == AF_INET) {
+		const struct sockaddr_in *in = (const void *)sa;
+		inet_ntop(AF_INET, &in->sin_addr, a, sizeof(a));
+		port = ntohs(in->sin_port);
+	} else if (sa->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *in6 = (const void *)sa;
+		inet_ntop(AF_INET6, &in6->sin6_addr, a, sizeof(a));
+		port = ntohs(in6->sin6_port);
+	}
+	snprintf(buf, len, "%s:%u", a, port);
+}
+
+static void
+peer_accept(int fd, struct sockaddr *sa, socklen_t salen, void *arg)
+{
+	struct session *s;
+	SSL *ssl;
+	char addr[sizeof(s->addr)];
+	int one = 1;
+
+	(void)salen;
+	(void)arg;
+	fmt_addr(sa, addr, sizeof(addr));
+	if (nsessions >= SESSIONS_MAX) {
+		log_warnx("peer %s: refused, %u sessions open", addr,
+		    nsessions);
+		close(fd);
+		return;
+	}
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if ((ssl = SSL_new(migrd.ssl_ctx)) == NULL) {
+		log_warnx("%s: SSL_new failed", __func__);
+		close(fd);
+		return;
+	}
+	if ((s = sess_new(fd, ssl, 0)) == NULL)
+		return;
+	snprintf(s->addr, sizeof(s->addr), "%s", addr);
+	log_debug("peer %s: accepted", addr);
+}
+
+static int
+make_sockaddr(const char *addr, uint16_t port, struct sockaddr_storage *ss,
+    socklen_t *len)
+{
+	struct sockaddr_in *in = (struct sockaddr_in *)ss;
+	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
+
+	memset(ss, 0, sizeof(*ss));
+	if (inet_pton(AF_INET, addr, &in->sin_addr) == 1) {
+		in->sin_family = AF_INET;
+		in->sin_port = htons(port);
+		*len = sizeof(*in);
+		return 0;
+	}
+	if (inet_pton(AF_INET6, addr, &in6->sin6_addr) == 1) {
+		in6->sin6_family = AF_INET6;
+		in6->sin6_port = htons(port);
+		*len = sizeof(*in6);
+		return 0;
+	}
+	log_warnx("%s: bad address %s", __func__, addr);
+	return -1;
+}
+
+static void
+peer_dial(evutil_socket_t fd, short what, void *arg)
+{
+	struct peer *p = arg;
+	struct sockaddr_storage ss;
+	socklen_t len;
+	struct session *s;
+	SSL *ssl;
+
+	(void)fd;
+	(void)what;
+	if (p->sess != NULL)
+		return;
+	if (make_sockaddr(p->pc->addr, p->pc->port, &ss, &len) == -1)
+		return;
+	if ((ssl = SSL_new(migrd.ssl_ctx)) == NULL) {
+		log_warnx("%s: SSL_new failed", __func__);
+		schedule_redial(p);
+		return;
+	}
+	/* checked during the handshake against SAN DNS (or CN) */
+	SSL_set1_host(ssl, p->pc->name);
+	SSL_set_tlsext_host_name(ssl, p->pc->name);
+	if ((s = sess_new(-1, ssl, 1)) == NULL) {
+		schedule_redial(p);
+		return;
+	}
+	s->peer = p;
+	p->sess = s;
+	snprintf(s->addr, sizeof(s->addr), "%s:%u", p->pc->addr, p->pc->port);
+	log_debug("peer %s: dialing %s", p->pc->name, s->addr);
+	if (bufferevent_socket_connect(s->bev, (struct sockaddr *)&ss,
+	    (int)len) == -1) {
+		sess_close(s, "connect: %s", strerror(errno));
+		return;
+	}
+}
+
+static int
+listen_socket(void)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int fd, one = 1;
+	char a[80];
+
+	if (make_sockaddr(migrd.conf.listen_addr, migrd.conf.listen_port,
+	    &ss, &len) == -1)
+		return -1;
+	snprintf(a, sizeof(a), "%s port %u", migrd.conf.listen_addr,
+	    migrd.conf.listen_port);
+	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
+	    0);
+	if (fd == -1) {
+		log_warn("%s: socket", __func__);
+		return -1;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&ss, len) == -1) {
+		log_warn("%s: bind %s", __func__, a);
+		goto fail_close;
+	}
+	if (listen(fd, 16) == -1) {
+		log_warn("%s: listen %s", __func__, a);
+		goto fail_close;
+	}
+	log_info("peer channel listening on %s", a);
+	return fd;
+
+fail_close:
+	close(fd);
+	return -1;
+}
+
+int
+peer_init(void)
+{
+	int i, fd;
+
+	if ((fd = listen_socket()) == -1)
+		return -1;
+	if ((peer_listener = listener_new(migrd.base, fd, peer_accept,
+	    NULL)) == NULL)
+		return -1;
+	npeers = migrd.conf.npeers;
+	for (i = 0; i < npeers; i++) {
+		struct peer *p = &peers[i];
+
+		p->pc = &migrd.conf.peers[i];
+		p->backoff = BACKOFF_MIN;
+		p->dialer = strcmp(migrd.conf.hostname, p->pc->name) < 0;
+		if (!p->dialer)
+			continue;
+		p->redial = evtimer_new(migrd.base, peer_dial, p);
+		if (p->redial == NULL)
+			return -1;
+		event_active(p->redial, EV_TIMEOUT, 0);
+	}
+	return 0;
+}
+
+void
+peer_shutdown(void)
+{
+	struct session *s;
+	int i;
+
+	while ((s = TAILQ_FIRST(&sessions)) != NULL) {
+		s->state = S_CLOSING;
+		if (s->peer && s->peer->sess == s)
+			s->peer->sess = NULL;
+		s->peer = NULL;
+		sess_free(s);
+	}
+	for (i = 0; i < npeers; i++) {
+		if (peers[i].redial)
+			event_free(peers[i].redial);
+		peers[i].redial = NULL;
+	}
+	listener_free(peer_listener);
+	peer_listener = NULL;
+}
+
+int
+peer_is_up(const char *name)
+{
+	struct peer *p = find_peer(name);
+
+	return p != NULL && p->sess != NULL && p->sess->state == S_UP;
+}
+
+json_t *
+peer_list_json(void)
+{
+	json_t *a = json_array(), *o;
+	struct session *s;
+	char cert[160];
+	int i;
+
+	if (a == NULL)
+		return NULL;
+	for (i = 0; i < npeers; i++) {
+		struct peer *p = &peers[i];
+
+		s = p->sess;
+		o = json_pack("{s:s,s:s,s:i,s:s,s:s,s:i,s:s}",
+		    "name", p->pc->name, "address", p->pc->addr,
+		    "port", p->pc->port,
+		    "state", s ? state_name(s) : (p->dialer ? "connecting" :
+		    "waiting"),
+		    "role", p->dialer ? "dialer" : "listener",
+		    "sessions", p->sessions, "last_error", p->last_error);
+		if (o == NULL)
+			continue;
+		if (s != NULL && s->state == S_UP) {
+			tls_peer_describe(s->ssl, cert, sizeof(cert));
+			json_object_set_new(o, "tls",
+			    json_string(SSL_get_version(s->ssl)));
+			json_object_set_new(o, "cipher",
+			    json_string(SSL_get_cipher_name(s->ssl)));
+			json_object_set_new(o, "certificate",
+			    json_string(cert));
+			json_object_set_new(o, "remote", json_string(s->addr));
+			json_object_set_new(o, "up_since",
+			    json_integer(s->up_since));
+			json_object_set_new(o, "heartbeats_rx",
+			    json_integer((json_int_t)s->hb_rx));
+			json_object_set_new(o, "last_rx_ms_ago",
+			    json_integer((json_int_t)(now_ms() -
+			    s->last_rx_ms)));
+		}
+		json_array_append_new(a, o);
+	}
+	return a;
+}

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Malformed, oversize, wrong-version and wrong-type frames on the peer
+# channel (after a valid TLS handshake with a lab certificate) each end
+# that connection with a logged reason and a result; migrd keeps running
+# and the host1-host2 session is untouched.  (The control socket side is
+# in 041.)
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/lib-migrd.sh"
+
+trap 'migrd_cleanup host1 host2' EXIT
+migrd_cleanup host1 host2
+migrd_certs
+migrd_conf host1 host2
+migrd_conf host2 host1
+check "migrd starts on host1" migrd_start host1
+check "migrd starts on host2" migrd_start host2
+for i in $(seq 40); do
+	[ "$(mc host1 -j peers | jq -r '.data.peers[0].state')" = up ] && break; sleep 0.25
+done
+is "$(mc host1 -j peers | jq -r '.data.peers[0].state')" up "host1-host2 session is up"
+
+C=$GSHARE/certs
+mkdir -p "$MSHARE/frames"
+frame 2 1 'nope!' > "$MSHARE/frames/peer-malformed"
+frame 2 1 '[1,2,3]' > "$MSHARE/frames/peer-array"
+frame_hdr 2 1 2147483647 > "$MSHARE/frames/peer-oversize"
+frame 2 9 '{}' > "$MSHARE/frames/peer-version"
+frame 4 1 '{}' > "$MSHARE/frames/peer-ctltype"
+frame 3 1 '{"seq":1}' > "$MSHARE/frames/peer-early-heartbeat"
+head -c 70000 /dev/zero | tr '\0' 'x' > "$MSHARE/frames/pad"
+{ frame_hdr 2 1 70010; printf '{"x":"'; cat "$MSHARE/frames/pad"; printf '"}'; } \
+	> "$MSHARE/frames/peer-oversize-real"
+
+for f in malformed:2:"payload is not a JSON object" array:2:"payload is not a JSON object" \
+	oversize:6:"frame of 2147483647 bytes is above max-message 65536" \
+	oversize-real:6:"frame of 70010 bytes is above max-message" \
+	version:5:"frame version 9, ours is 1" \
+	ctltype:-:"message type 4 \\(status\\) is not for the peer channel" \
+	early-heartbeat:-:"heartbeat before hello"; do
+	name=${f%%:*}; rest=${f#*:}; code=${rest%%:*}; msg=${rest#*:}
+	out=$(gx client "(cat $GSHARE/frames/peer-$name; sleep 2) | timeout 10 openssl s_client \
+		-quiet -connect 10.77.0.1:7780 -cert $C/client.pem -key $C/client-key.pem \
+		-CAfile $C/ca.pem 2>/dev/null | tail -c +9")
+	if [ "$code" != - ]; then
+		is "$(jq -r .code <<<"$out" 2>/dev/null)" "$code" "peer: $name frame gets result $code"
+	fi
+	like "$(migrd_log host1)" "connection refused: $msg" "peer: $name frame: connection ended, reason logged"
+	check "peer: migrd answers after the $name frame" mc host1 status
+done
+check "host1's migrd is the same process" gx host1 'kill -0 $(cat /run/migrd/test.pid)'
+is "$(mc host1 -j peers | jq -r '.data.peers[0].state')" up "host1-host2 session still up"
+is "$(mc host1 -j peers | jq -r '.data.peers[0].sessions')" 1 "and never reconnected"
+done_testing
