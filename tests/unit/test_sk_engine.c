@@ -1,0 +1,773 @@
+/*
+ * The socket state engine on the running kernel, inside a private
+ * network namespace (needs root: CAP_NET_ADMIN for TCP_REPAIR; every
+ * case is skipped without it).  Each case builds real connections on
+ * loopback, dumps one or both ends, closes them silently, restores
+ * them and checks the streams continue byte-exact in both directions,
+ * including the bytes that sat in the queues at dump time.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "sk_json.h"
+#include "sk_repair.h"
+
+static int have_netns;
+
+static uint8_t
+pat(int stream, uint32_t i)
+{
+	uint32_t x = i * 2654435761u + (uint32_t)stream * 40503u;
+
+	return (uint8_t)(x >> 13 ^ x);
+}
+
+static void
+fill(uint8_t *b, int stream, uint32_t off, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		b[i] = pat(stream, off + (uint32_t)i);
+}
+
+static void
+lo_addr(int family, struct sockaddr_storage *ss, socklen_t *len,
+    uint16_t port)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (family == AF_INET) {
+		struct sockaddr_in *s = (struct sockaddr_in *)ss;
+
+		s->sin_family = AF_INET;
+		s->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		s->sin_port = htons(port);
+		*len = sizeof(*s);
+	} else {
+		struct sockaddr_in6 *s = (struct sockaddr_in6 *)ss;
+
+		s->sin6_family = AF_INET6;
+		s->sin6_addr = in6addr_loopback;
+		s->sin6_port = htons(port);
+		*len = sizeof(*s);
+	}
+}
+
+static int
+listener(int family, uint16_t port)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int fd, one = 1;
+
+	lo_addr(family, &ss, &len, port);
+	fd = socket(family, SOCK_STREAM, 0);
+	assert_true(fd >= 0);
+	assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one,
+	    sizeof(one)), 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&ss, len), 0);
+	assert_int_equal(listen(fd, 16), 0);
+	return fd;
+}
+
+static int
+connect_to(int family, uint16_t port, int rcvbuf)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int fd;
+
+	lo_addr(family, &ss, &len, port);
+	fd = socket(family, SOCK_STREAM, 0);
+	assert_true(fd >= 0);
+	if (rcvbuf)
+		assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf,
+		    sizeof(rcvbuf)), 0);
+	assert_int_equal(connect(fd, (struct sockaddr *)&ss, len), 0);
+	return fd;
+}
+
+/* Write up to n bytes of stream without blocking; returns bytes written. */
+static uint32_t
+write_nb(int fd, int stream, uint32_t off, uint32_t n)
+{
+	uint8_t buf[4096];
+	uint32_t done = 0;
+	ssize_t w;
+
+	while (done < n) {
+		size_t k = n - done < sizeof(buf) ? n - done : sizeof(buf);
+
+		fill(buf, stream, off + done, k);
+		w = send(fd, buf, k, MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (w <= 0)
+			break;
+		done += (uint32_t)w;
+	}
+	return done;
+}
+
+/* Read exactly n bytes of stream (5 s limit), checking each byte. */
+static void
+read_exact(int fd, int stream, uint32_t off, uint32_t n)
+{
+	uint8_t buf[4096];
+	struct pollfd p = { fd, POLLIN, 0 };
+	uint32_t got = 0, i;
+	ssize_t r;
+
+	while (got < n) {
+		assert_int_equal(poll(&p, 1, 5000), 1);
+		r = recv(fd, buf, n - got < sizeof(buf) ? n - got : sizeof(buf),
+		    MSG_DONTWAIT);
+		if (r < 0 && errno == EAGAIN)
+			continue;
+		if (r <= 0)
+			fail_msg("read: %zd (%s) after %u of %u bytes", r,
+			    strerror(errno), got, n);
+		for (i = 0; i < (uint32_t)r; i++)
+			if (buf[i] != pat(stream, off + got + i))
+				fail_msg("stream %d byte %u differs", stream,
+				    off + got + i);
+		got += (uint32_t)r;
+	}
+}
+
+static void
+expect_eof(int fd)
+{
+	struct pollfd p = { fd, POLLIN, 0 };
+	char c;
+
+	assert_int_equal(poll(&p, 1, 5000), 1);
+	assert_int_equal(recv(fd, &c, 1, MSG_DONTWAIT), 0);
+}
+
+/* Dump fd through JSON text (as on the wire), release it, restore it. */
+static struct sk_handle *
+move(int fd, struct sk_state **saved)
+{
+	struct sk_handle *h;
+	struct sk_state *st;
+	struct sk_record rec;
+	char err[256], *text;
+	json_t *j;
+
+	h = sk_pause(fd);
+	assert_non_null(h);
+	assert_int_equal(sk_save(h, &st), 0);
+	j = sk_json_encode(st);
+	assert_non_null(j);
+	text = json_dumps(j, JSON_COMPACT);
+	json_decref(j);
+	assert_int_equal(sk_release(h), 0);
+	if (sk_json_parse(text, strlen(text), NULL, &rec, err,
+	    sizeof(err)) < 0)
+		fail_msg("refused: %s", err);
+	free(text);
+	h = sk_restore(rec.u.sock);
+	assert_non_null(h);
+	if (saved != NULL)
+		*saved = st;
+	else
+		sk_state_free(st);
+	sk_record_clear(&rec);
+	return h;
+}
+
+static int
+setup(void **unused)
+{
+	(void)unused;
+	if (!have_netns)
+		return 0;
+	return 0;
+}
+
+#define NEED_NETNS() do { if (!have_netns) skip(); } while (0)
+
+/* ESTABLISHED with bytes in the receive queue, in flight and unsent. */
+static void
+established(int family, uint16_t port)
+{
+	struct sk_handle *h;
+	struct sk_state *st;
+	uint32_t c2s = 30000, s2c;
+	int lfd, cfd, sfd;
+
+	lfd = listener(family, port);
+	cfd = connect_to(family, port, 4096);
+	sfd = accept(lfd, NULL, NULL);
+	assert_true(sfd >= 0);
+	close(lfd);
+	/* Client -> server: sits unread in the server's receive queue. */
+	assert_int_equal(write_nb(cfd, 1, 0, c2s), c2s);
+	/* Server -> client: fills the client's small window, rest queued. */
+	s2c = write_nb(sfd, 2, 0, 200000);
+	usleep(100000);
+	h = move(sfd, &st);
+	assert_int_equal(st->state, SK_ST_ESTABLISHED);
+	assert_int_equal(st->tcp.rcvq_len, c2s);
+	assert_true(st->tcp.sndq_len > 0);
+	assert_true(st->tcp.sndq_unsent <= st->tcp.sndq_len);
+	assert_true(st->tcp.tstamp && st->tcp.sack && st->tcp.wscale);
+	assert_true(st->flags & SK_F_TSVAL);
+	assert_true(st->flags & SK_F_WINDOW);
+	sk_state_free(st);
+	assert_int_equal(sk_resume(h, 0), 0);
+	sfd = sk_detach(h);
+	/* Both directions continue exactly where they were. */
+	read_exact(sfd, 1, 0, c2s);
+	read_exact(cfd, 2, 0, s2c);
+	assert_int_equal(write_nb(cfd, 1, c2s, 1000), 1000);
+	assert_int_equal(write_nb(sfd, 2, s2c, 1000), 1000);
+	read_exact(sfd, 1, c2s, 1000);
+	read_exact(cfd, 2, s2c, 1000);
+	/* And close as usual. */
+	assert_int_equal(shutdown(sfd, SHUT_WR), 0);
+	expect_eof(cfd);
+	close(cfd);
+	expect_eof(sfd);
+	close(sfd);
+}
+
+static void
+test_established_v4(void **unused)
+{
+	(void)unused;
+	NEED_NETNS();
+	established(AF_INET, 7101);
+}
+
+static void
+test_established_v6(void **unused)
+{
+	(void)unused;
+	NEED_NETNS();
+	established(AF_INET6, 7102);
+}
+
+/*
+ * Our FIN without sending it: shutdown in repair mode with the send
+ * queue selected counts the FIN as sent.  The peer never sees it until
+ * the restored socket retransmits it, which makes FIN_WAIT1, LAST_ACK
+ * and CLOSING reproducible on loopback.
+ */
+static void
+fin_unseen(int fd)
+{
+	int v = 1;
+
+	assert_int_equal(setsockopt(fd, IPPROTO_TCP, TCP_REPAIR, &v,
+	    sizeof(v)), 0);
+	v = TCP_SEND_QUEUE;
+	assert_int_equal(setsockopt(fd, IPPROTO_TCP, TCP_REPAIR_QUEUE, &v,
+	    sizeof(v)), 0);
+	assert_int_equal(shutdown(fd, SHUT_WR), 0);
+}
+
+/* Half-closed states: the FINs are replayed and the close completes. */
+static void
+half_closed(int family, uint16_t port, enum sk_st want)
+{
+	struct sk_handle *h;
+	struct sk_state *st;
+	bool peer_fin = sk_st_fin_rcvd(want), our_fin = sk_st_fin_sent(want);
+	int lfd, cfd, sfd;
+
+	lfd = listener(family, port);
+	cfd = connect_to(family, port, 0);
+	sfd = accept(lfd, NULL, NULL);
+	close(lfd);
+	assert_int_equal(write_nb(cfd, 1, 0, 5000), 5000);
+	assert_int_equal(write_nb(sfd, 2, 0, 3000), 3000);
+	usleep(50000);
+	switch (want) {
+	case SK_ST_CLOSE_WAIT:
+		assert_int_equal(shutdown(cfd, SHUT_WR), 0);
+		break;
+	case SK_ST_FIN_WAIT2:
+		assert_int_equal(shutdown(sfd, SHUT_WR), 0);
+		break;
+	case SK_ST_FIN_WAIT1:
+		fin_unseen(sfd);
+		break;
+	case SK_ST_LAST_ACK:
+		assert_int_equal(shutdown(cfd, SHUT_WR), 0);
+		usleep(50000);
+		fin_unseen(sfd);
+		break;
+	case SK_ST_CLOSING:
+		fin_unseen(sfd);
+		assert_int_equal(shutdown(cfd, SHUT_WR), 0);
+		break;
+	default:
+		fail();
+	}
+	usleep(100000);
+	h = move(sfd, &st);
+	assert_int_equal(st->state, want);
+	assert_int_equal(st->tcp.rcvq_len, 5000);
+	sk_state_free(st);
+	assert_int_equal(sk_resume(h, 0), 0);
+	sfd = sk_detach(h);
+	read_exact(sfd, 1, 0, 5000);
+	if (peer_fin)
+		expect_eof(sfd);	/* the replayed FIN */
+	if (!our_fin) {
+		assert_int_equal(write_nb(sfd, 2, 3000, 500), 500);
+		assert_int_equal(shutdown(sfd, SHUT_WR), 0);
+		read_exact(cfd, 2, 0, 3500);
+	} else
+		read_exact(cfd, 2, 0, 3000);
+	expect_eof(cfd);		/* our FIN, (re-)sent */
+	if (!peer_fin) {
+		assert_int_equal(write_nb(cfd, 1, 5000, 700), 700);
+		read_exact(sfd, 1, 5000, 700);
+		assert_int_equal(shutdown(cfd, SHUT_WR), 0);
+		expect_eof(sfd);
+	}
+	close(cfd);
+	close(sfd);
+}
+
+#define HALF_CLOSED_TEST(name, fam, port, st)				\
+static void								\
+name(void **unused)							\
+{									\
+	(void)unused;							\
+	NEED_NETNS();							\
+	half_closed(fam, port, st);					\
+}
+HALF_CLOSED_TEST(test_fin_wait1_v4, AF_INET, 7120, SK_ST_FIN_WAIT1)
+HALF_CLOSED_TEST(test_fin_wait1_v6, AF_INET6, 7121, SK_ST_FIN_WAIT1)
+HALF_CLOSED_TEST(test_last_ack_v4, AF_INET, 7122, SK_ST_LAST_ACK)
+HALF_CLOSED_TEST(test_last_ack_v6, AF_INET6, 7123, SK_ST_LAST_ACK)
+HALF_CLOSED_TEST(test_closing_v4, AF_INET, 7124, SK_ST_CLOSING)
+HALF_CLOSED_TEST(test_closing_v6, AF_INET6, 7125, SK_ST_CLOSING)
+
+static void
+test_close_wait_v4(void **unused)
+{
+	(void)unused;
+	NEED_NETNS();
+	half_closed(AF_INET, 7103, SK_ST_CLOSE_WAIT);
+}
+
+static void
+test_close_wait_v6(void **unused)
+{
+	(void)unused;
+	NEED_NETNS();
+	half_closed(AF_INET6, 7104, SK_ST_CLOSE_WAIT);
+}
+
+static void
+test_fin_wait2_v4(void **unused)
+{
+	(void)unused;
+	NEED_NETNS();
+	half_closed(AF_INET, 7105, SK_ST_FIN_WAIT2);
+}
+
+static void
+test_fin_wait2_v6(void **unused)
+{
+	(void)unused;
+	NEED_NETNS();
+	half_closed(AF_INET6, 7106, SK_ST_FIN_WAIT2);
+}
+
+/*
+ * FIN_WAIT2 whose peer closes completely while the socket is being
+ * restored: the restored socket must know its FIN was acknowledged,
+ * or it re-sends it to a closed port and gets a RST.
+ */
+static void
+test_fin_wait2_peer_gone(void **unused)
+{
+	struct sk_handle *h;
+	int lfd, cfd, sfd, err;
+	socklen_t len = sizeof(err);
+
+	(void)unused;
+	NEED_NETNS();
+	lfd = listener(AF_INET, 7127);
+	cfd = connect_to(AF_INET, 7127, 0);
+	sfd = accept(lfd, NULL, NULL);
+	close(lfd);
+	assert_int_equal(write_nb(cfd, 1, 0, 5000), 5000);
+	assert_int_equal(write_nb(sfd, 2, 0, 3000), 3000);
+	assert_int_equal(shutdown(sfd, SHUT_WR), 0);
+	usleep(100000);
+	h = move(sfd, NULL);
+	/* The peer finishes and closes while we are still in repair. */
+	read_exact(cfd, 2, 0, 3000);
+	expect_eof(cfd);
+	close(cfd);
+	usleep(100000);
+	assert_int_equal(sk_resume(h, 0), 0);
+	sfd = sk_detach(h);
+	sleep(2);		/* longer than the first retransmission timeout */
+	read_exact(sfd, 1, 0, 5000);
+	expect_eof(sfd);
+	assert_int_equal(getsockopt(sfd, SOL_SOCKET, SO_ERROR, &err, &len), 0);
+	assert_int_equal(err, 0);
+	close(sfd);
+}
+
+/* A dual-stack listener's IPv4 connection: v4-mapped, peer's FIN in v4. */
+static void
+test_close_wait_v4_mapped(void **unused)
+{
+	struct sockaddr_in6 any = { .sin6_family = AF_INET6,
+	    .sin6_port = htons(7126) };
+	struct sk_handle *h;
+	struct sk_state *st;
+	int lfd, cfd, sfd, zero = 0;
+
+	(void)unused;
+	NEED_NETNS();
+	lfd = socket(AF_INET6, SOCK_STREAM, 0);
+	assert_int_equal(setsockopt(lfd, IPPROTO_IPV6, IPV6_V6ONLY, &zero,
+	    sizeof(zero)), 0);
+	assert_int_equal(bind(lfd, (struct sockaddr *)&any, sizeof(any)), 0);
+	assert_int_equal(listen(lfd, 4), 0);
+	cfd = connect_to(AF_INET, 7126, 0);
+	sfd = accept(lfd, NULL, NULL);
+	close(lfd);
+	assert_int_equal(write_nb(cfd, 1, 0, 2000), 2000);
+	assert_int_equal(shutdown(cfd, SHUT_WR), 0);
+	usleep(100000);
+	h = move(sfd, &st);
+	assert_int_equal(st->family, AF_INET6);
+	assert_int_equal(st->state, SK_ST_CLOSE_WAIT);
+	assert_int_equal(st->opts.v6only, 0);
+	sk_state_free(st);
+	assert_int_equal(sk_resume(h, 0), 0);
+	sfd = sk_detach(h);
+	read_exact(sfd, 1, 0, 2000);
+	expect_eof(sfd);
+	assert_int_equal(write_nb(sfd, 2, 0, 100), 100);
+	assert_int_equal(shutdown(sfd, SHUT_WR), 0);
+	read_exact(cfd, 2, 0, 100);
+	expect_eof(cfd);
+	close(cfd);
+	close(sfd);
+}
+
+/* Both ends in the namespace: dump both, restore both, then resume. */
+static void
+test_pair_in_namespace(void **unused)
+{
+	struct sk_handle *ha, *hb;
+	uint32_t a2b, b2a;
+	int lfd, a, b;
+
+	(void)unused;
+	NEED_NETNS();
+	lfd = listener(AF_INET6, 7107);
+	a = connect_to(AF_INET6, 7107, 4096);
+	b = accept(lfd, NULL, NULL);
+	close(lfd);
+	a2b = write_nb(a, 1, 0, 100000);
+	b2a = write_nb(b, 2, 0, 100000);
+	usleep(100000);
+	ha = move(a, NULL);
+	hb = move(b, NULL);
+	assert_int_equal(sk_resume(ha, 0), 0);
+	assert_int_equal(sk_resume(hb, 0), 0);
+	a = sk_detach(ha);
+	b = sk_detach(hb);
+	read_exact(b, 1, 0, a2b);
+	read_exact(a, 2, 0, b2a);
+	close(a);
+	close(b);
+}
+
+/* Options set by the workload read back equal after the move. */
+static void
+test_options_read_back(void **unused)
+{
+	struct sk_handle *h;
+	struct sk_state *before, *after;
+	struct linger lg = { 1, 7 };
+	int lfd, cfd, sfd, v;
+
+	(void)unused;
+	NEED_NETNS();
+	lfd = listener(AF_INET, 7108);
+	cfd = connect_to(AF_INET, 7108, 0);
+	sfd = accept(lfd, NULL, NULL);
+	close(lfd);
+#define SETI(l, o, x) do { v = (x); assert_int_equal(setsockopt(sfd, l, o, \
+	&v, sizeof(v)), 0); } while (0)
+	SETI(IPPROTO_TCP, TCP_NODELAY, 1);
+	SETI(SOL_SOCKET, SO_KEEPALIVE, 1);
+	SETI(IPPROTO_TCP, TCP_KEEPIDLE, 33);
+	SETI(IPPROTO_TCP, TCP_KEEPINTVL, 7);
+	SETI(IPPROTO_TCP, TCP_KEEPCNT, 3);
+	SETI(IPPROTO_TCP, TCP_USER_TIMEOUT, 12345);
+	SETI(IPPROTO_TCP, TCP_NOTSENT_LOWAT, 65536);
+	SETI(SOL_SOCKET, SO_RCVBUF, 100000);
+	SETI(SOL_SOCKET, SO_SNDBUF, 50000);
+	SETI(SOL_SOCKET, SO_MARK, 77);
+	SETI(SOL_SOCKET, SO_PRIORITY, 4);
+	SETI(SOL_SOCKET, SO_REUSEADDR, 1);
+	assert_int_equal(setsockopt(sfd, SOL_SOCKET, SO_LINGER, &lg,
+	    sizeof(lg)), 0);
+	assert_int_equal(setsockopt(sfd, IPPROTO_TCP, TCP_CONGESTION, "reno",
+	    4), 0);
+	h = move(sfd, &before);
+	assert_int_equal(before->opts.rcvbuf, 100000);
+	assert_int_equal(before->opts.sndbuf, 50000);
+	assert_int_equal(before->opts.reuseaddr, 1);
+	assert_string_equal(before->opts.congestion, "reno");
+	assert_int_equal(sk_resume(h, 0), 0);
+	sfd = sk_detach(h);
+	/* Dump the restored socket and compare, then let it go on. */
+	h = sk_pause(sfd);
+	assert_non_null(h);
+	assert_int_equal(sk_save(h, &after), 0);
+	assert_int_equal(sk_rollback(h), 0);
+	assert_memory_equal(&before->opts, &after->opts, sizeof(before->opts));
+	sk_state_free(before);
+	sk_state_free(after);
+	/* The rolled-back socket still works, reuseaddr included. */
+	v = 0;
+	socklen_t vl = sizeof(v);
+	assert_int_equal(getsockopt(sfd, SOL_SOCKET, SO_REUSEADDR, &v, &vl), 0);
+	assert_int_equal(v, 1);
+	assert_int_equal(write_nb(sfd, 2, 0, 100), 100);
+	read_exact(cfd, 2, 0, 100);
+	close(cfd);
+	close(sfd);
+}
+
+/* A listener with connections waiting: they move as established. */
+static void
+test_listener_with_accept_queue(void **unused)
+{
+	struct sk_handle *h, *hl, *hk[2];
+	struct sk_state *st, *kst[2];
+	int lfd, c[2], kids[4], nl;
+	size_t n = 0, i;
+
+	(void)unused;
+	NEED_NETNS();
+	lfd = listener(AF_INET, 7109);
+	for (i = 0; i < 2; i++) {
+		c[i] = connect_to(AF_INET, 7109, 0);
+		assert_int_equal(write_nb(c[i], (int)i + 1, 0, 1000), 1000);
+	}
+	usleep(100000);
+	h = sk_pause(lfd);
+	assert_non_null(h);
+	assert_int_equal(sk_save(h, &st), 0);
+	assert_int_equal(st->state, SK_ST_LISTEN);
+	assert_int_equal(st->tcp.backlog, 16);
+	/* Too little room: refused, and nothing accepted (nothing lost). */
+	assert_int_equal(sk_accept_pending(h, kids, 1, &n), -1);
+	assert_int_equal(n, 0);
+	assert_int_equal(sk_accept_pending(h, kids, 4, &n), 0);
+	assert_int_equal(n, 2);
+	/* As on the wire: every record saved, every source closed... */
+	for (i = 0; i < 2; i++) {
+		hk[i] = sk_pause(kids[i]);
+		assert_non_null(hk[i]);
+		assert_int_equal(sk_save(hk[i], &kst[i]), 0);
+		assert_int_equal(kst[i]->state, SK_ST_ESTABLISHED);
+		assert_int_equal(kst[i]->tcp.rcvq_len, 1000);
+		assert_int_equal(sk_release(hk[i]), 0);
+	}
+	assert_int_equal(sk_release(h), 0);
+	/* ...then the listener restored first, its connections after. */
+	hl = sk_restore(st);
+	assert_non_null(hl);
+	sk_state_free(st);
+	for (i = 0; i < 2; i++) {
+		hk[i] = sk_restore(kst[i]);
+		assert_non_null(hk[i]);
+		sk_state_free(kst[i]);
+	}
+	for (i = 0; i < 2; i++) {
+		assert_int_equal(sk_resume(hk[i], 0), 0);
+		kids[i] = sk_detach(hk[i]);
+	}
+	/* Accept order is connection order. */
+	read_exact(kids[0], 1, 0, 1000);
+	read_exact(kids[1], 2, 0, 1000);
+	/* The restored listener takes new connections. */
+	nl = sk_detach(hl);
+	c[0] = (close(c[0]), connect_to(AF_INET, 7109, 0));
+	lfd = accept(nl, NULL, NULL);
+	assert_true(lfd >= 0);
+	assert_int_equal(write_nb(c[0], 3, 0, 10), 10);
+	read_exact(lfd, 3, 0, 10);
+	close(lfd);
+	close(nl);
+	close(c[0]);
+	close(c[1]);
+	close(kids[0]);
+	close(kids[1]);
+}
+
+static void
+test_udp_connected(void **unused)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	struct sk_handle *h;
+	struct sk_state *st;
+	int a, b;
+	char buf[8];
+
+	(void)unused;
+	NEED_NETNS();
+	a = socket(AF_INET6, SOCK_DGRAM, 0);
+	b = socket(AF_INET6, SOCK_DGRAM, 0);
+	lo_addr(AF_INET6, &ss, &len, 7110);
+	assert_int_equal(bind(a, (struct sockaddr *)&ss, len), 0);
+	lo_addr(AF_INET6, &ss, &len, 7111);
+	assert_int_equal(bind(b, (struct sockaddr *)&ss, len), 0);
+	assert_int_equal(connect(a, (struct sockaddr *)&ss, len), 0);
+	assert_int_equal(send(b, "lost", 4, MSG_DONTWAIT), -1); /* unconnected */
+	lo_addr(AF_INET6, &ss, &len, 7110);
+	assert_int_equal(sendto(b, "held", 4, 0, (struct sockaddr *)&ss, len), 4);
+	usleep(50000);
+	h = move(a, &st);
+	assert_int_equal(st->state, SK_ST_ESTABLISHED);
+	assert_int_equal(st->udp.rcvq_dropped, 4);	/* reported, not moved */
+	sk_state_free(st);
+	a = sk_detach(h);
+	assert_int_equal(send(a, "hello", 5, 0), 5);
+	assert_int_equal(recv(b, buf, sizeof(buf), 0), 5);
+	assert_memory_equal(buf, "hello", 5);
+	assert_int_equal(sendto(b, "back", 4, 0, (struct sockaddr *)&ss, len), 4);
+	assert_int_equal(recv(a, buf, sizeof(buf), 0), 4);
+	assert_memory_equal(buf, "back", 4);
+	close(a);
+	close(b);
+}
+
+/* Bound, unconnected sockets come back bound to the same address. */
+static void
+test_bound_unconnected(void **unused)
+{
+	static const int types[] = { SOCK_STREAM, SOCK_DGRAM };
+	struct sockaddr_storage ss, got;
+	socklen_t len, glen;
+	struct sk_handle *h;
+	struct sk_state *st;
+	size_t i;
+	int fd;
+
+	(void)unused;
+	NEED_NETNS();
+	for (i = 0; i < 2; i++) {
+		fd = socket(AF_INET6, types[i], 0);
+		lo_addr(AF_INET6, &ss, &len, 7130);
+		assert_int_equal(bind(fd, (struct sockaddr *)&ss, len), 0);
+		h = move(fd, &st);
+		assert_int_equal(st->state, SK_ST_BOUND);
+		sk_state_free(st);
+		assert_int_equal(sk_resume(h, 0), 0);
+		fd = sk_detach(h);
+		glen = sizeof(got);
+		assert_int_equal(getsockname(fd, (struct sockaddr *)&got,
+		    &glen), 0);
+		assert_int_equal(glen, len);
+		assert_memory_equal(&got, &ss, len);
+		if (types[i] == SOCK_STREAM)
+			assert_int_equal(listen(fd, 1), 0);
+		close(fd);
+	}
+}
+
+static void
+test_check_refuses(void **unused)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	char why[256];
+	int fd, fl;
+
+	(void)unused;
+	NEED_NETNS();
+	fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	assert_int_equal(sk_check(fd, why, sizeof(why)), -1);
+	assert_non_null(strstr(why, "address family"));
+	close(fd);
+	fd = socket(AF_INET, SOCK_RAW, IPPROTO_ICMP);
+	assert_int_equal(sk_check(fd, why, sizeof(why)), -1);
+	assert_non_null(strstr(why, "only TCP and UDP"));
+	close(fd);
+	/* SYN_SENT: a SYN to an address that never answers. */
+	if (system("ip link add skv0 type veth peer name skv1 && "
+	    "ip addr add 10.9.9.1/24 dev skv0 && ip link set skv0 up") != 0)
+		skip();
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	fl = fcntl(fd, F_GETFL);
+	fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+	sin.sin_port = htons(9);
+	inet_pton(AF_INET, "10.9.9.2", &sin.sin_addr);
+	assert_int_equal(connect(fd, (struct sockaddr *)&sin, sizeof(sin)), -1);
+	assert_int_equal(errno, EINPROGRESS);
+	assert_int_equal(sk_check(fd, why, sizeof(why)), -1);
+	assert_string_equal(why, "tcp: state SYN_SENT cannot be moved "
+	    "(handshake in progress)");
+	assert_null(sk_pause(fd));
+	close(fd);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_established_v4),
+		cmocka_unit_test(test_established_v6),
+		cmocka_unit_test(test_close_wait_v4),
+		cmocka_unit_test(test_close_wait_v6),
+		cmocka_unit_test(test_fin_wait2_v4),
+		cmocka_unit_test(test_fin_wait2_v6),
+		cmocka_unit_test(test_fin_wait1_v4),
+		cmocka_unit_test(test_fin_wait1_v6),
+		cmocka_unit_test(test_last_ack_v4),
+		cmocka_unit_test(test_last_ack_v6),
+		cmocka_unit_test(test_closing_v4),
+		cmocka_unit_test(test_closing_v6),
+		cmocka_unit_test(test_close_wait_v4_mapped),
+		cmocka_unit_test(test_fin_wait2_peer_gone),
+		cmocka_unit_test(test_pair_in_namespace),
+		cmocka_unit_test(test_options_read_back),
+		cmocka_unit_test(test_listener_with_accept_queue),
+		cmocka_unit_test(test_udp_connected),
+		cmocka_unit_test(test_bound_unconnected),
+		cmocka_unit_test(test_check_refuses),
+	};
+
+	/* A namespace of our own, with lo up: nothing touches the host. */
+	if (unshare(CLONE_NEWNET) == 0 &&
+	    system("ip link set lo up") == 0)
+		have_netns = 1;
+	else
+		fprintf(stderr, "# no private network namespace (not root?): "
+		    "engine cases skipped\n");
+	return cmocka_run_group_tests(tests, setup, NULL);
+}
