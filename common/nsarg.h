@@ -28,7 +28,9 @@ struct nsarg_route {
 	int		family;
 	int		is_default;
 	struct nsarg_addr dst;		/* unused if is_default */
-	uint8_t		gw[16];
+	uint8_t		gw[16];		/* unused if dev_only */
+	int		dev_only;	/* no gateway: on-link (records only) */
+	uint32_t	metric;		/* 0: the kernel's default */
 	char		gw_text[48];
 	char		text[128];	/* canonical "DEST,GW" */
 };

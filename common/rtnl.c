@@ -16,37 +16,37 @@
 #include <linux/veth.h>
 
 #include "log.h"
-#include "netlink.h"
-
-static int self_ns = -1;	/* migrd's own netns, to come back to */
-
-int
-rtnl_init(void)
-{
-	if ((self_ns = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC)) == -1) {
-		log_warn("%s: /proc/self/ns/net", __func__);
-		return -1;
-	}
-	return 0;
-}
+#include "rtnl.h"
 
 /* A NETLINK_ROUTE socket that lives in nsfd (sockets keep the netns they
- * were created in, so migrd only visits nsfd for the socket() call). */
+ * were created in, so the thread only visits nsfd for the socket() call). */
 static struct mnl_socket *
 rtnl_socket(int nsfd, char *err, size_t errlen)
 {
 	struct mnl_socket *nl;
-	int saved;
+	int saved, self = -1;
 
-	if (nsfd != -1 && setns(nsfd, CLONE_NEWNET) == -1) {
-		snprintf(err, errlen, "setns: %s", strerror(errno));
-		return NULL;
+	if (nsfd != -1) {
+		self = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+		if (self == -1) {
+			snprintf(err, errlen, "own netns: %s", strerror(errno));
+			return NULL;
+		}
+		if (setns(nsfd, CLONE_NEWNET) == -1) {
+			snprintf(err, errlen, "setns: %s", strerror(errno));
+			close(self);
+			return NULL;
+		}
 	}
 	nl = mnl_socket_open2(NETLINK_ROUTE, SOCK_CLOEXEC);
 	saved = errno;
-	if (nsfd != -1 && setns(self_ns, CLONE_NEWNET) == -1)
-		fatal("%s: cannot return to migrd's network namespace",
-		    __func__);
+	if (nsfd != -1) {
+		/* a thread left in a foreign namespace must not go on */
+		if (setns(self, CLONE_NEWNET) == -1)
+			fatal("%s: cannot return to our network namespace",
+			    __func__);
+		close(self);
+	}
 	if (nl == NULL) {
 		snprintf(err, errlen, "netlink socket: %s", strerror(saved));
 		return NULL;
@@ -107,8 +107,8 @@ link_msg(char *buf, uint16_t type, uint16_t flags, int ifindex)
 }
 
 int
-rtnl_veth_add(const char *host_if, const char *peer_if, int nsfd, char *err,
-    size_t errlen)
+rtnl_veth_add(const char *host_if, const char *peer_if, int nsfd,
+    const uint8_t *peer_mac, uint32_t mtu, char *err, size_t errlen)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
 	struct nlmsghdr *nlh;
@@ -119,6 +119,8 @@ rtnl_veth_add(const char *host_if, const char *peer_if, int nsfd, char *err,
 
 	nlh = link_msg(buf, RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL, 0);
 	mnl_attr_put_strz(nlh, IFLA_IFNAME, host_if);
+	if (mtu)
+		mnl_attr_put_u32(nlh, IFLA_MTU, mtu);
 	linkinfo = mnl_attr_nest_start(nlh, IFLA_LINKINFO);
 	mnl_attr_put_strz(nlh, IFLA_INFO_KIND, "veth");
 	data = mnl_attr_nest_start(nlh, IFLA_INFO_DATA);
@@ -128,6 +130,10 @@ rtnl_veth_add(const char *host_if, const char *peer_if, int nsfd, char *err,
 	memset(pifi, 0, sizeof(*pifi));
 	pifi->ifi_family = AF_UNSPEC;
 	mnl_attr_put_strz(nlh, IFLA_IFNAME, peer_if);
+	if (peer_mac != NULL)
+		mnl_attr_put(nlh, IFLA_ADDRESS, 6, peer_mac);
+	if (mtu)
+		mnl_attr_put_u32(nlh, IFLA_MTU, mtu);
 	mnl_attr_put_u32(nlh, IFLA_NET_NS_FD, (uint32_t)nsfd);
 	mnl_attr_nest_end(nlh, peer);
 	mnl_attr_nest_end(nlh, data);
@@ -289,14 +295,73 @@ rtnl_route_add(int nsfd, const char *ifname, const struct nsarg_route *r,
 	rtm->rtm_dst_len = r->is_default ? 0 : (uint8_t)r->dst.plen;
 	rtm->rtm_table = RT_TABLE_MAIN;
 	rtm->rtm_protocol = RTPROT_BOOT;
-	rtm->rtm_scope = RT_SCOPE_UNIVERSE;
+	rtm->rtm_scope = r->dev_only ? RT_SCOPE_LINK : RT_SCOPE_UNIVERSE;
 	rtm->rtm_type = RTN_UNICAST;
 	if (!r->is_default)
 		mnl_attr_put(nlh, RTA_DST, alen, r->dst.addr);
-	mnl_attr_put(nlh, RTA_GATEWAY, alen, r->gw);
+	if (!r->dev_only)
+		mnl_attr_put(nlh, RTA_GATEWAY, alen, r->gw);
 	mnl_attr_put_u32(nlh, RTA_OIF, (uint32_t)idx);
+	if (r->metric)
+		mnl_attr_put_u32(nlh, RTA_PRIORITY, r->metric);
 	rc = rtnl_talk(nl, nlh, r->text, err, errlen);
 out_close:
 	mnl_socket_close(nl);
+	return rc;
+}
+
+int
+rtnl_dump(int nsfd, uint16_t type, uint8_t family, size_t hdrlen,
+    mnl_cb_t cb, void *arg, char *err, size_t errlen)
+{
+	char *buf;
+	struct nlmsghdr *nlh;
+	struct rtgenmsg *g;
+	struct mnl_socket *nl;
+	unsigned int portid, seq;
+	ssize_t n;
+	int rc = -1;
+
+	buf = malloc(MNL_SOCKET_BUFFER_SIZE);
+	if (buf == NULL) {
+		snprintf(err, errlen, "dump: %s", strerror(errno));
+		return -1;
+	}
+	if ((nl = rtnl_socket(nsfd, err, errlen)) == NULL) {
+		free(buf);
+		return -1;
+	}
+	portid = mnl_socket_get_portid(nl);
+	nlh = mnl_nlmsg_put_header(buf);
+	nlh->nlmsg_type = type;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+	nlh->nlmsg_seq = seq = (unsigned int)time(NULL);
+	/* every dump request starts with a header whose first byte is the
+	 * family (rtgenmsg, ifinfomsg, ifaddrmsg, rtmsg) */
+	g = mnl_nlmsg_put_extra_header(nlh, hdrlen);
+	g->rtgen_family = family;
+	if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) == -1) {
+		snprintf(err, errlen, "dump: send: %s", strerror(errno));
+		goto out_close;
+	}
+	for (;;) {
+		n = mnl_socket_recvfrom(nl, buf, MNL_SOCKET_BUFFER_SIZE);
+		if (n == -1) {
+			snprintf(err, errlen, "dump: %s", strerror(errno));
+			break;
+		}
+		n = mnl_cb_run(buf, (size_t)n, seq, portid, cb, arg);
+		if (n == MNL_CB_ERROR) {
+			snprintf(err, errlen, "dump: %s", strerror(errno));
+			break;
+		}
+		if (n == MNL_CB_STOP) {
+			rc = 0;
+			break;
+		}
+	}
+out_close:
+	mnl_socket_close(nl);
+	free(buf);
 	return rc;
 }

@@ -15,7 +15,7 @@
 #include "migrd.h"
 #include "ns.h"
 #include "nsarg.h"
-#include "netlink.h"
+#include "rtnl.h"
 #include "tool.h"
 
 #define STATE_VERSION	1
@@ -227,8 +227,6 @@ ns_init(void)
 	struct stat st;
 
 	tool_init();
-	if (rtnl_init() == -1)
-		return -1;
 	if (mkdir(migrd.conf.state_dir, 0700) == -1 && errno != EEXIST) {
 		log_warn("%s: mkdir %s", __func__, migrd.conf.state_dir);
 		return -1;
@@ -444,7 +442,7 @@ ns_ctl_create(json_t *req, json_t **data, char *msg, size_t msglen)
 		snprintf(msg, msglen, "%s: %s", nspath, strerror(errno));
 		goto fail_teardown;
 	}
-	if (rtnl_veth_add(veth, "eth0", nsfd, msg, msglen) == -1 ||
+	if (rtnl_veth_add(veth, "eth0", nsfd, NULL, 0, msg, msglen) == -1 ||
 	    rtnl_link_set(-1, veth, migrd.conf.bridge, NULL, msg, msglen) == -1 ||
 	    rtnl_link_set(nsfd, "lo", NULL, NULL, msg, msglen) == -1 ||
 	    rtnl_link_set(nsfd, "eth0", NULL, mac ? macb : NULL, msg,

@@ -3,7 +3,7 @@
  * (the /run/netns bind-mount dance) and "ip -j addr show" for ns show.
  * execv with an argument vector built from validated values only (no
  * shell), stdout and stderr captured with a size bound.  Links,
- * addresses and routes go over rtnetlink (netlink.c).
+ * addresses and routes go over rtnetlink (common/rtnl.c).
  */
 #ifndef MIGRD_TOOL_H
 #define MIGRD_TOOL_H
