@@ -8,6 +8,9 @@
  *   nsmech announce NS IFNAME                  (prints frames sent)
  *   nsmech hold CGROUP NS MS                   freeze+lock, wait MS, unlock+thaw;
  *                                              prints the window in ms
+ *   nsmech dumpns NS                           link/addr/route records, one a line
+ *   nsmech buildns NS HOSTIF [--lock] < RECORDS  create NS and build it
+ *   nsmech attach HOSTIF BRIDGE | delns NS HOSTIF
  *
  * Exit status 0 on success, 1 on failure, 2 on bad usage.
  */
@@ -21,7 +24,10 @@
 #include "collect.h"
 #include "freeze.h"
 #include "log.h"
+#include "nsbuild.h"
+#include "nsdump.h"
 #include "nslock.h"
+#include "sk_json.h"
 
 #define TIMEOUT_MS 5000
 
@@ -87,6 +93,87 @@ do_hold(const char *cg, const char *ns, long ms)
 	return rc;
 }
 
+static int
+print_record(json_t *j)
+{
+	char *txt;
+
+	if (j == NULL)
+		return -1;
+	txt = json_dumps(j, JSON_COMPACT);
+	json_decref(j);
+	if (txt == NULL)
+		return -1;
+	printf("%s\n", txt);
+	free(txt);
+	return 0;
+}
+
+static int
+do_dumpns(const char *ns)
+{
+	struct nsdump *d = calloc(1, sizeof(*d));
+	size_t i;
+	int rc = 1;
+
+	if (d == NULL || nsdump_read(ns, d) < 0)
+		goto out;
+	for (i = 0; i < d->nlinks; i++)
+		if (print_record(sk_json_encode_link(&d->links[i])) < 0)
+			goto out;
+	for (i = 0; i < d->naddrs; i++)
+		if (print_record(sk_json_encode_addr(&d->addrs[i])) < 0)
+			goto out;
+	for (i = 0; i < d->nroutes; i++)
+		if (print_record(sk_json_encode_route(&d->routes[i])) < 0)
+			goto out;
+	rc = 0;
+out:
+	free(d);
+	return rc;
+}
+
+/* Read records from stdin (strictly decoded) and build ns from them. */
+static int
+do_buildns(const char *ns, const char *hostif, int lock)
+{
+	struct nsdump *d = calloc(1, sizeof(*d));
+	char line[8192], err[256];
+	int rc = 1, lineno = 0;
+
+	if (d == NULL)
+		return 1;
+	while (fgets(line, sizeof(line), stdin) != NULL) {
+		struct sk_record rec;
+
+		lineno++;
+		if (sk_json_parse(line, strlen(line), NULL, &rec, err,
+		    sizeof(err)) < 0) {
+			log_warnx("stdin:%d: %s", lineno, err);
+			goto out;
+		}
+		if (rec.type == SK_REC_LINK && d->nlinks < NSDUMP_MAX)
+			d->links[d->nlinks++] = rec.u.link;
+		else if (rec.type == SK_REC_ADDR && d->naddrs < NSDUMP_MAX)
+			d->addrs[d->naddrs++] = rec.u.addr;
+		else if (rec.type == SK_REC_ROUTE && d->nroutes < NSDUMP_MAX)
+			d->routes[d->nroutes++] = rec.u.route;
+		else
+			log_warnx("stdin:%d: record ignored", lineno);
+		sk_record_clear(&rec);
+	}
+	if (nsbuild_create(ns) < 0)
+		goto out;
+	if ((lock && nslock_take(ns) < 0) || nsbuild_apply(ns, d, hostif) < 0) {
+		nsbuild_delete(ns, hostif);
+		goto out;
+	}
+	rc = 0;
+out:
+	free(d);
+	return rc;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -121,10 +208,20 @@ main(int argc, char **argv)
 			printf("%d\n", n);
 		return n < 0;
 	}
+	if (strcmp(cmd, "dumpns") == 0)
+		return do_dumpns(arg);
+	if (strcmp(cmd, "buildns") == 0 && (argc == 4 || argc == 5))
+		return do_buildns(arg, argv[3], argc == 5 &&
+		    strcmp(argv[4], "--lock") == 0);
+	if (strcmp(cmd, "attach") == 0 && argc == 4)
+		return nsbuild_attach(arg, argv[3]) < 0;
+	if (strcmp(cmd, "delns") == 0 && argc == 4)
+		return nsbuild_delete(arg, argv[3]) < 0;
 	if (strcmp(cmd, "hold") == 0 && argc == 5)
 		return do_hold(arg, argv[3], strtol(argv[4], NULL, 10));
 usage:
 	fprintf(stderr, "usage: nsmech freeze|thaw|kill CGROUP | lock|unlock|locked NS | "
-	    "collect CGROUP | announce NS IFNAME | hold CGROUP NS MS\n");
+	    "collect CGROUP | announce NS IFNAME | hold CGROUP NS MS |\n"
+	    "       dumpns NS | buildns NS HOSTIF [--lock] | attach HOSTIF BRIDGE | delns NS HOSTIF\n");
 	return 2;
 }
