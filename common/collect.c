@@ -163,7 +163,8 @@ collect_free(struct collect_set *set)
 	size_t i;
 
 	for (i = 0; i < set->nsocks; i++) {
-		close(set->socks[i].fd);
+		if (set->socks[i].fd >= 0)	/* -1: handed on and closed */
+			close(set->socks[i].fd);
 		free(set->socks[i].users);
 	}
 	free(set->socks);

@@ -13,7 +13,14 @@ static const char lock_rules[] =
 	"add chain inet " NSLOCK_TABLE " out "
 	"{ type filter hook output priority -400; policy drop; }\n"
 	"add rule inet " NSLOCK_TABLE " in iif lo accept\n"
-	"add rule inet " NSLOCK_TABLE " out oif lo accept\n";
+	"add rule inet " NSLOCK_TABLE " out oif lo accept\n"
+	/* ARP is a family of its own: a locked source that answered an
+	 * ARP request would teach the LAN's switches its old port again */
+	"add table arp " NSLOCK_TABLE "\n"
+	"add chain arp " NSLOCK_TABLE " in "
+	"{ type filter hook input priority -400; policy drop; }\n"
+	"add chain arp " NSLOCK_TABLE " out "
+	"{ type filter hook output priority -400; policy drop; }\n";
 
 /* Run an nft script inside ns; the error text nft gives goes to the log. */
 static int
@@ -69,7 +76,8 @@ nslock_release(const char *ns)
 		return -1;
 	if (held == 0)
 		return 0;
-	if (nft_in_ns(ns, "delete table inet " NSLOCK_TABLE "\n", NULL, 0) < 0)
+	if (nft_in_ns(ns, "delete table inet " NSLOCK_TABLE "\n"
+	    "delete table arp " NSLOCK_TABLE "\n", NULL, 0) < 0)
 		return -1;
 	log_debug("%s: %s unlocked", __func__, ns);
 	return 0;

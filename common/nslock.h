@@ -1,7 +1,9 @@
 /*
- * The traffic lock of a namespace during a migration: an nftables table
- * inside the namespace that drops every packet in and out except on
- * loopback, so no segment reaches or leaves the sockets being moved.
+ * The traffic lock of a namespace during a migration: nftables tables
+ * inside the namespace that drop every packet in and out except on
+ * loopback (family inet), and every ARP packet (family arp), so no
+ * segment reaches or leaves the sockets being moved and the locked
+ * namespace says nothing that would draw its MAC's traffic back to it.
  * Made through libnftables.  The table is the lock's only state, so a
  * restarted daemon finds a lock it left (nslock_held).
  *

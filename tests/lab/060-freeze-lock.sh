@@ -41,6 +41,8 @@ gx client "rm -f /tmp/fz.report; setsid $W/streamc -c 10.77.0.160:7200 -c '[fd00
 sleep 2.5
 check "freeze and lock the live service" gx host1 "$M freeze $CG && $M lock fz"
 is "$(gx host1 "$M locked fz")" yes "the lock table is there"
+is "$(gx host1 "ip netns exec fz nft list tables | sort")" "table arp migr_lock
+table inet migr_lock" "the lock holds IP (inet) and ARP (arp)"
 if gx client "ping -c1 -W1 10.77.0.160" >/dev/null 2>&1; then
 	fail "the locked namespace does not answer ping"
 else
@@ -49,6 +51,7 @@ fi
 sleep 1.5
 check "unlock and thaw" gx host1 "$M unlock fz && $M thaw $CG"
 is "$(gx host1 "$M locked fz")" no "the lock table is gone"
+is "$(gx host1 "ip netns exec fz nft list tables | wc -l")" 0 "both lock tables are gone"
 check "the namespace answers ping again" gx client "ping -c1 -W2 10.77.0.160"
 r=$(gx -t 30 client "while pgrep -x streamc >/dev/null; do sleep 0.2; done; cat /tmp/fz.report")
 diag "$r"
