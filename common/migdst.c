@@ -1,0 +1,195 @@
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "announce.h"
+#include "log.h"
+#include "migdst.h"
+#include "netns.h"
+#include "nsbuild.h"
+#include "nslock.h"
+#include "sk_repair.h"
+
+static double
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+int
+migdst_build(struct migdst *d, const char *ns, const char *hostif,
+    const struct nsdump *dump)
+{
+	double t0 = now_ms();
+
+	memset(d, 0, sizeof(*d));
+	snprintf(d->ns, sizeof(d->ns), "%s", ns);
+	snprintf(d->hostif, sizeof(d->hostif), "%s", hostif);
+	if (nsbuild_create(ns) < 0)
+		return -1;
+	/* locked before any of its links is up */
+	if (nslock_take(ns) < 0 || nsbuild_apply(ns, dump, hostif) < 0) {
+		nsbuild_delete(ns, hostif);
+		return -1;
+	}
+	d->built = 1;
+	d->fig.build_ms = now_ms() - t0;
+	return 0;
+}
+
+/* "10.77.0.100-7000", with an IPv6 address's colons as dots: a name in
+ * LISTEN_FDNAMES may hold no colon. */
+static void
+addr_text(const struct sockaddr_storage *ss, char *buf, size_t len)
+{
+	char a[INET6_ADDRSTRLEN] = "?", *p;
+	const void *src = ss->ss_family == AF_INET6 ?
+	    (const void *)&((const struct sockaddr_in6 *)ss)->sin6_addr :
+	    (const void *)&((const struct sockaddr_in *)ss)->sin_addr;
+
+	inet_ntop(ss->ss_family, src, a, sizeof(a));
+	for (p = a; *p; p++)
+		if (*p == ':')
+			*p = '.';
+	snprintf(buf, len, "%s-%u", a, sk_addr_port(ss));
+}
+
+int
+migdst_restore(struct migdst *d, const struct sk_state *st)
+{
+	double t0 = now_ms();
+	struct migdst_item *it;
+	char l[64], r[64];
+	int saved;
+
+	it = realloc(d->items, (d->nitems + 1) * sizeof(*it));
+	if (it == NULL) {
+		log_warn("%s: realloc", __func__);
+		return -1;
+	}
+	d->items = it;
+	it = &d->items[d->nitems];
+	memset(it, 0, sizeof(*it));
+	/* the socket must be made inside the namespace */
+	saved = netns_enter(d->ns);
+	if (saved < 0)
+		return -1;
+	it->h = sk_restore(st);
+	if (netns_leave(saved) < 0 && it->h != NULL) {
+		sk_abort(it->h);
+		return -1;
+	}
+	if (it->h == NULL)
+		return -1;
+	it->id = st->id;
+	it->listener = st->state == SK_ST_LISTEN;
+	addr_text(&st->local, l, sizeof(l));
+	if (st->flags & SK_F_REMOTE) {
+		addr_text(&st->remote, r, sizeof(r));
+		snprintf(it->name, sizeof(it->name), "%s-%s-%s",
+		    it->listener ? "listen" : st->proto == SK_PROTO_UDP ?
+		    "udp" : "conn", l, r);
+	} else {
+		snprintf(it->name, sizeof(it->name), "%s-%s",
+		    it->listener ? "listen" : st->proto == SK_PROTO_UDP ?
+		    "udp" : "sock", l);
+	}
+	d->nitems++;
+	d->fig.sockets++;
+	d->fig.restore_ms += now_ms() - t0;
+	return 0;
+}
+
+int
+migdst_go_live(struct migdst *d, const char *bridge, int **fdsp,
+    char ***namesp, size_t *np)
+{
+	double t0 = now_ms();
+	int *fds = NULL;
+	char **names = NULL;
+	size_t i, n = 0;
+	int pass;
+
+	if (nsbuild_attach(d->hostif, bridge) < 0 || nslock_release(d->ns) < 0)
+		return -1;
+	if (announce_addrs(d->ns, "eth0") < 0)
+		log_warnx("%s: %s: the move was not announced", __func__, d->ns);
+	fds = calloc(d->nitems + 1, sizeof(*fds));
+	names = calloc(d->nitems + 1, sizeof(*names));
+	if (fds == NULL || names == NULL)
+		goto out_fail;
+	/* every socket leaves repair (a window probe restarts each flow) */
+	for (i = 0; i < d->nitems; i++) {
+		if (sk_resume(d->items[i].h, 0) < 0)
+			log_warnx("%s: socket %llu did not resume", __func__,
+			    (unsigned long long)d->items[i].id);
+	}
+	/* listeners first, then the rest, in record order */
+	for (pass = 0; pass < 2; pass++) {
+		for (i = 0; i < d->nitems; i++) {
+			struct migdst_item *it = &d->items[i];
+
+			if (it->h == NULL || it->listener != (pass == 0))
+				continue;
+			names[n] = strdup(it->name);
+			if (names[n] == NULL)
+				goto out_fail;
+			fds[n++] = sk_detach(it->h);
+			it->h = NULL;
+		}
+	}
+	d->built = 0;		/* it is the workload's now */
+	d->fig.live_ms = now_ms() - t0;
+	*fdsp = fds;
+	*namesp = names;
+	*np = n;
+	return 0;
+out_fail:
+	log_warn("%s", __func__);
+	migdst_free_fds(fds, names, n);
+	return -1;
+}
+
+void
+migdst_free_fds(int *fds, char **names, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (fds != NULL)
+			close(fds[i]);
+		if (names != NULL)
+			free(names[i]);
+	}
+	free(fds);
+	free(names);
+}
+
+void
+migdst_discard(struct migdst *d)
+{
+	size_t i;
+
+	for (i = 0; i < d->nitems; i++) {
+		if (d->items[i].h != NULL)
+			sk_abort(d->items[i].h);	/* silent: still in repair */
+		d->items[i].h = NULL;
+	}
+	if (d->built)
+		nsbuild_delete(d->ns, d->hostif);
+	d->built = 0;
+}
+
+void
+migdst_free(struct migdst *d)
+{
+	migdst_discard(d);
+	free(d->items);
+	memset(d, 0, sizeof(*d));
+}

@@ -1,0 +1,286 @@
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "freeze.h"
+#include "log.h"
+#include "migsrc.h"
+#include "nsbuild.h"
+#include "nsdump.h"
+#include "nslock.h"
+#include "sk_json.h"
+#include "sk_repair.h"
+
+#define MAX_ACCEPT	4096
+
+static double
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+int
+migsrc_check(const char *ns, const char *cgroup, char *why, size_t len)
+{
+	struct collect_set set;
+	char one[256];
+	size_t i;
+	int rc = 0;
+
+	(void)ns;
+	if (collect_sockets(cgroup, &set) < 0) {
+		snprintf(why, len, "cannot collect the sockets of %s", cgroup);
+		return -1;
+	}
+	for (i = 0; i < set.nsocks; i++) {
+		if (sk_check(set.socks[i].fd, one, sizeof(one)) < 0) {
+			snprintf(why, len, "pid %d fd %d: %s",
+			    (int)set.socks[i].users[0].pid,
+			    set.socks[i].users[0].fd, one);
+			rc = -1;
+			break;
+		}
+	}
+	collect_free(&set);
+	return rc;
+}
+
+int
+migsrc_freeze(struct migsrc *s, const char *ns, const char *cgroup,
+    int timeout_ms)
+{
+	double t0 = now_ms(), t1;
+
+	memset(s, 0, sizeof(*s));
+	snprintf(s->ns, sizeof(s->ns), "%s", ns);
+	snprintf(s->cgroup, sizeof(s->cgroup), "%s", cgroup);
+	if (freeze_cgroup(cgroup, timeout_ms) < 0)
+		goto out_thaw;
+	s->frozen = 1;
+	t1 = now_ms();
+	s->fig.freeze_ms = t1 - t0;
+	if (nslock_take(ns) < 0)
+		goto out_thaw;
+	s->locked = 1;
+	s->fig.lock_ms = now_ms() - t1;
+	t1 = now_ms();
+	if (collect_sockets(cgroup, &s->set) < 0)
+		goto out_unlock;
+	s->fig.collect_ms = now_ms() - t1;
+	return 0;
+
+out_unlock:
+	nslock_release(ns);
+	s->locked = 0;
+out_thaw:
+	thaw_cgroup(cgroup, timeout_ms);
+	s->frozen = 0;
+	return -1;
+}
+
+static struct migsrc_item *
+add_item(struct migsrc *s)
+{
+	struct migsrc_item *it;
+
+	it = realloc(s->items, (s->nitems + 1) * sizeof(*it));
+	if (it == NULL) {
+		log_warn("%s: realloc", __func__);
+		return NULL;
+	}
+	s->items = it;
+	it = &s->items[s->nitems++];
+	memset(it, 0, sizeof(*it));
+	it->id = s->nitems;
+	it->fd = -1;
+	return it;
+}
+
+static int
+emit_socket(struct migsrc *s, struct migsrc_item *it, uint64_t parent,
+    migsrc_emit_fn emit, void *arg, int *listener)
+{
+	struct sk_state *st;
+	json_t *j;
+
+	if (sk_save(it->h, &st) < 0)
+		return -1;
+	if (listener != NULL)
+		*listener = st->proto == SK_PROTO_TCP && st->state == SK_ST_LISTEN;
+	st->id = it->id;
+	if (parent) {
+		st->parent_id = parent;
+		st->flags |= SK_F_PARENT;
+	}
+	s->fig.queued_bytes += st->tcp.sndq_len + st->tcp.rcvq_len;
+	j = sk_json_encode(st);
+	sk_state_free(st);
+	if (j == NULL)
+		return -1;
+	return emit(j, arg);
+}
+
+static int
+emit_ns(struct migsrc *s, migsrc_emit_fn emit, void *arg)
+{
+	struct nsdump *d = calloc(1, sizeof(*d));
+	size_t i;
+	int rc = -1;
+
+	if (d == NULL || nsdump_read(s->ns, d) < 0)
+		goto out;
+	for (i = 0; i < d->nlinks; i++)
+		if (emit(sk_json_encode_link(&d->links[i]), arg) < 0)
+			goto out;
+	for (i = 0; i < d->naddrs; i++)
+		if (emit(sk_json_encode_addr(&d->addrs[i]), arg) < 0)
+			goto out;
+	for (i = 0; i < d->nroutes; i++)
+		if (emit(sk_json_encode_route(&d->routes[i]), arg) < 0)
+			goto out;
+	rc = 0;
+out:
+	free(d);
+	return rc;
+}
+
+int
+migsrc_dump(struct migsrc *s, migsrc_emit_fn emit, void *arg)
+{
+	double t0 = now_ms();
+	size_t i, n, k;
+	int *fds = NULL;
+
+	if (emit_ns(s, emit, arg) < 0)
+		return -1;
+	fds = calloc(MAX_ACCEPT, sizeof(*fds));
+	if (fds == NULL)
+		return -1;
+	for (i = 0; i < s->set.nsocks; i++) {
+		struct collect_sock *cs = &s->set.socks[i];
+		struct migsrc_item *it = add_item(s);
+		uint64_t lid;
+		int listener;
+
+		if (it == NULL)
+			goto out_fail;
+		it->cs = cs;
+		it->h = sk_pause(cs->fd);
+		if (it->h == NULL ||
+		    emit_socket(s, it, 0, emit, arg, &listener) < 0)
+			goto out_fail;
+		s->fig.sockets++;
+		if (!listener)
+			continue;
+		/* a listener: its waiting connections go as established ones */
+		lid = it->id;
+		if (sk_accept_pending(it->h, fds, MAX_ACCEPT, &n) < 0)
+			goto out_fail;
+		for (k = 0; k < n; k++) {
+			struct migsrc_item *c = add_item(s);
+
+			if (c == NULL) {
+				close(fds[k]);
+				goto out_fail;
+			}
+			c->accepted = 1;
+			c->fd = fds[k];
+			c->h = sk_pause(c->fd);
+			if (c->h == NULL ||
+			    emit_socket(s, c, lid, emit, arg, NULL) < 0)
+				goto out_fail;
+			s->fig.sockets++;
+			s->fig.accepted++;
+		}
+	}
+	free(fds);
+	s->fig.dump_ms = now_ms() - t0;
+	return 0;
+out_fail:
+	free(fds);
+	return -1;
+}
+
+int
+migsrc_commit(struct migsrc *s, const char *hostif, int timeout_ms)
+{
+	size_t i;
+	int rc = 0;
+
+	/* the tasks die first: their fds close on sockets still in repair */
+	if (kill_cgroup(s->cgroup, timeout_ms) < 0)
+		rc = -1;
+	for (i = 0; i < s->nitems; i++) {
+		struct migsrc_item *it = &s->items[i];
+
+		if (it->h != NULL && sk_release(it->h) < 0)
+			rc = -1;
+		it->h = NULL;
+		if (it->cs != NULL)
+			it->cs->fd = -1;	/* closed by sk_release */
+		it->fd = -1;
+	}
+	if (nsbuild_delete(s->ns, hostif) < 0)
+		rc = -1;
+	s->frozen = s->locked = 0;
+	return rc;
+}
+
+int
+migsrc_rollback(struct migsrc *s, int timeout_ms)
+{
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < s->nitems; i++) {
+		struct migsrc_item *it = &s->items[i];
+
+		if (it->accepted) {
+			/* no way back into the accept queue: a documented loss */
+			if (it->h != NULL)
+				sk_release(it->h);
+			else if (it->fd >= 0)
+				close(it->fd);
+		} else if (it->h != NULL && sk_rollback(it->h) < 0) {
+			rc = -1;
+		}
+		it->h = NULL;
+		it->fd = -1;
+	}
+	if (s->locked && nslock_release(s->ns) < 0)
+		rc = -1;
+	s->locked = 0;
+	if (s->frozen && thaw_cgroup(s->cgroup, timeout_ms) < 0)
+		rc = -1;
+	s->frozen = 0;
+	return rc;
+}
+
+void
+migsrc_free(struct migsrc *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->nitems; i++) {
+		struct migsrc_item *it = &s->items[i];
+
+		/* neither committed nor rolled back: leave the socket as it
+		 * is, drop only our hold on it */
+		if (it->h != NULL) {
+			int fd = sk_detach(it->h);
+
+			if (it->accepted)
+				close(fd);
+		} else if (it->accepted && it->fd >= 0) {
+			close(it->fd);
+		}
+	}
+	free(s->items);
+	collect_free(&s->set);
+	memset(s, 0, sizeof(*s));
+}

@@ -1,0 +1,75 @@
+/*
+ * The source side of a migration, as the protocol's actions (migfsm.h)
+ * need it: check, freeze-and-dump, then commit or roll back.
+ *
+ *	migsrc_check(ns, cg, why)	 before any freeze: is every socket
+ *					 movable?  No side effect.
+ *	migsrc_freeze(&s, ns, cg, ..)	 freeze the cgroup, lock the ns,
+ *					 collect the sockets (frozen fd tables)
+ *	migsrc_dump(&s, emit, arg)	 the ns records, then each socket
+ *					 paused (repair on) and saved; a
+ *					 listener's waiting connections are
+ *					 accepted and carried as established
+ *	then either
+ *	migsrc_commit(&s, hostif)	 kill the tasks while the sockets are
+ *					 in repair (no FIN, no RST), close
+ *					 ours silently, delete the ns
+ *	or
+ *	migsrc_rollback(&s)		 repair off without window probe,
+ *					 unlock, thaw: the service goes on
+ *	migsrc_free(&s)			 memory only: a socket neither
+ *					 committed nor rolled back stays in
+ *					 the mode it is in
+ *
+ * Rollback cannot put connections accepted from a listener's queue back
+ * in it: they are closed (their clients see a reset and may retry).  It
+ * is the one documented loss of a rollback.
+ */
+#ifndef MIGR_MIGSRC_H
+#define MIGR_MIGSRC_H
+
+#include <jansson.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "collect.h"
+
+struct sk_handle;
+
+struct migsrc_item {
+	struct sk_handle	*h;
+	uint64_t		 id;
+	int			 accepted;	/* taken from a listener's queue */
+	int			 fd;		/* accepted ones: our fd */
+	struct collect_sock	*cs;		/* collected ones */
+};
+
+struct migsrc_figures {
+	double		freeze_ms, lock_ms, collect_ms, dump_ms;
+	size_t		sockets, accepted;
+	uint64_t	queued_bytes;		/* both queues, all sockets */
+};
+
+struct migsrc {
+	char			 ns[64];
+	char			 cgroup[PATH_MAX];
+	struct collect_set	 set;
+	struct migsrc_item	*items;
+	size_t			 nitems;
+	int			 frozen, locked;
+	struct migsrc_figures	 fig;
+};
+
+/* Records are handed over one at a time; emit takes the reference. */
+typedef int (*migsrc_emit_fn)(json_t *rec, void *arg);
+
+int	migsrc_check(const char *ns, const char *cgroup, char *why, size_t len);
+int	migsrc_freeze(struct migsrc *, const char *ns, const char *cgroup,
+	    int timeout_ms);
+int	migsrc_dump(struct migsrc *, migsrc_emit_fn, void *arg);
+int	migsrc_commit(struct migsrc *, const char *hostif, int timeout_ms);
+int	migsrc_rollback(struct migsrc *, int timeout_ms);
+void	migsrc_free(struct migsrc *);
+
+#endif

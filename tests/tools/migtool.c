@@ -1,0 +1,232 @@
+/*
+ * migtool: one migration, driven by hand, without the daemons: the
+ * source and destination halves of common/migsrc.c and common/migdst.c,
+ * talking through files (in the lab, /mnt/lab, which both hosts share).
+ * It is how the lab tests check the migration mechanics on their own;
+ * migrd drives the same code over its TLS channel.
+ *
+ *   migtool source NS CGROUP HOSTIF OUTFILE DECISIONFILE
+ *	check, freeze, lock, dump every record to OUTFILE (written whole,
+ *	then renamed into place), then wait for DECISIONFILE to say
+ *	"commit" (kill the tasks, close the sockets in repair, delete the
+ *	ns) or "rollback" (repair off without probe, unlock, thaw); no
+ *	decision within 120 s is a rollback
+ *   migtool dest NS HOSTIF BRIDGE CGROUP INFILE [--discard] -- CMD ARG...
+ *	wait for INFILE, build NS locked and detached from its records,
+ *	restore every socket, then go live (attach, unlock, announce,
+ *	resume) and start CMD in NS and CGROUP with the sockets
+ *	(LISTEN_FDS); --discard throws the rebuilt ns away instead
+ *
+ * Both print one line of figures (key=value).  Exit status: 0 done,
+ * 1 failed (nothing changed on a source that failed before its freeze,
+ * or rolled back after it), 2 usage, 3 refused (a socket cannot move).
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "launch.h"
+#include "log.h"
+#include "migdst.h"
+#include "migsrc.h"
+#include "nsdump.h"
+#include "sk_json.h"
+
+#define TIMEOUT_MS	5000
+#define WAIT_S		120
+#define LINE_MAX_BYTES	(80u * 1024 * 1024)
+
+static int
+emit_line(json_t *rec, void *arg)
+{
+	FILE *out = arg;
+	char *txt;
+	int rc;
+
+	if (rec == NULL)
+		return -1;
+	txt = json_dumps(rec, JSON_COMPACT);
+	json_decref(rec);
+	if (txt == NULL)
+		return -1;
+	rc = fprintf(out, "%s\n", txt) < 0 ? -1 : 0;
+	free(txt);
+	return rc;
+}
+
+/* Wait for path to exist; 0, or -1 after WAIT_S seconds. */
+static int
+wait_file(const char *path)
+{
+	struct timespec nap = { 0, 50 * 1000000 };
+	struct stat sb;
+	int i;
+
+	for (i = 0; i < WAIT_S * 20; i++) {
+		if (stat(path, &sb) == 0)
+			return 0;
+		nanosleep(&nap, NULL);
+	}
+	log_warnx("%s: not there after %d s", path, WAIT_S);
+	return -1;
+}
+
+static int
+source(const char *ns, const char *cg, const char *hostif, const char *out,
+    const char *decision)
+{
+	struct migsrc s;
+	char why[512], tmp[4096], word[32] = "";
+	FILE *f;
+	int rc;
+
+	if (migsrc_check(ns, cg, why, sizeof(why)) < 0) {
+		log_warnx("cannot move %s: %s", ns, why);
+		return 3;
+	}
+	if (migsrc_freeze(&s, ns, cg, TIMEOUT_MS) < 0)
+		return 1;
+	snprintf(tmp, sizeof(tmp), "%s.tmp", out);
+	f = fopen(tmp, "w");
+	if (f == NULL || migsrc_dump(&s, emit_line, f) < 0 ||
+	    fclose(f) != 0 || rename(tmp, out) < 0) {
+		log_warnx("dump failed: rolling back");
+		migsrc_rollback(&s, TIMEOUT_MS);
+		migsrc_free(&s);
+		return 1;
+	}
+	if (wait_file(decision) == 0 && (f = fopen(decision, "r")) != NULL) {
+		if (fscanf(f, "%31s", word) != 1)
+			word[0] = '\0';
+		fclose(f);
+	}
+	if (strcmp(word, "commit") == 0)
+		rc = migsrc_commit(&s, hostif, TIMEOUT_MS) < 0;
+	else
+		rc = migsrc_rollback(&s, TIMEOUT_MS) < 0 ? 1 : 0;
+	printf("decision=%s sockets=%zu accepted=%zu queued_bytes=%llu "
+	    "freeze_ms=%.1f lock_ms=%.1f collect_ms=%.1f dump_ms=%.1f\n",
+	    strcmp(word, "commit") == 0 ? "commit" : "rollback",
+	    s.fig.sockets, s.fig.accepted,
+	    (unsigned long long)s.fig.queued_bytes, s.fig.freeze_ms,
+	    s.fig.lock_ms, s.fig.collect_ms, s.fig.dump_ms);
+	migsrc_free(&s);
+	return rc;
+}
+
+static int
+dest(const char *ns, const char *hostif, const char *bridge, const char *cg,
+    const char *in, int discard, char *const argv[])
+{
+	struct nsdump *nd = calloc(1, sizeof(*nd));
+	struct migdst d;
+	char *line = NULL, err[256];
+	size_t cap = 0, nfds = 0;
+	ssize_t len;
+	int *fds = NULL, built = 0, rc = 1, lineno = 0;
+	char **names = NULL;
+	FILE *f = NULL;
+	pid_t pid;
+
+	memset(&d, 0, sizeof(d));
+	if (nd == NULL || wait_file(in) < 0 || (f = fopen(in, "r")) == NULL)
+		goto out;
+	while ((len = getline(&line, &cap, f)) > 0) {
+		struct sk_record rec;
+		struct sk_json_limits lim = { 0 };
+
+		lineno++;
+		if ((size_t)len > LINE_MAX_BYTES ||
+		    sk_json_parse(line, (size_t)len, &lim, &rec, err,
+		    sizeof(err)) < 0) {
+			log_warnx("%s:%d: %s", in, lineno,
+			    (size_t)len > LINE_MAX_BYTES ? "record too long" : err);
+			goto out_discard;
+		}
+		if (rec.type != SK_REC_SOCKET && built) {
+			log_warnx("%s:%d: namespace record after a socket", in,
+			    lineno);
+			sk_record_clear(&rec);
+			goto out_discard;
+		}
+		if (rec.type == SK_REC_LINK && nd->nlinks < NSDUMP_MAX)
+			nd->links[nd->nlinks++] = rec.u.link;
+		else if (rec.type == SK_REC_ADDR && nd->naddrs < NSDUMP_MAX)
+			nd->addrs[nd->naddrs++] = rec.u.addr;
+		else if (rec.type == SK_REC_ROUTE && nd->nroutes < NSDUMP_MAX)
+			nd->routes[nd->nroutes++] = rec.u.route;
+		else if (rec.type == SK_REC_SOCKET) {
+			/* the namespace is whole once the first socket comes */
+			if (!built && migdst_build(&d, ns, hostif, nd) < 0) {
+				sk_record_clear(&rec);
+				goto out;
+			}
+			built = 1;
+			if (migdst_restore(&d, rec.u.sock) < 0) {
+				sk_record_clear(&rec);
+				goto out_discard;
+			}
+		}
+		sk_record_clear(&rec);
+	}
+	if (!built && migdst_build(&d, ns, hostif, nd) < 0)
+		goto out;
+	built = 1;
+	if (discard)
+		goto out_discard;
+	if (mkdir(cg, 0755) < 0 && errno != EEXIST) {
+		log_warn("%s", cg);
+		goto out_discard;
+	}
+	if (migdst_go_live(&d, bridge, &fds, &names, &nfds) < 0)
+		goto out_discard;
+	pid = launch_workload(ns, cg, fds, names, nfds, argv, "/tmp/migtool-workload.log");
+	migdst_free_fds(fds, names, nfds);
+	if (pid < 0)
+		goto out;
+	printf("live=1 pid=%d sockets=%zu build_ms=%.1f restore_ms=%.1f "
+	    "live_ms=%.1f\n", (int)pid, d.fig.sockets, d.fig.build_ms,
+	    d.fig.restore_ms, d.fig.live_ms);
+	rc = 0;
+	goto out;
+out_discard:
+	migdst_discard(&d);
+	printf("live=0 sockets=%zu\n", d.fig.sockets);
+	rc = discard ? 0 : 1;
+out:
+	migdst_free(&d);
+	if (f != NULL)
+		fclose(f);
+	free(line);
+	free(nd);
+	return rc;
+}
+
+int
+main(int argc, char **argv)
+{
+	int i;
+
+	log_procinit("migtool");
+	log_init(LOG_TO_STDERR, 0, 0);
+	if (argc == 7 && strcmp(argv[1], "source") == 0)
+		return source(argv[2], argv[3], argv[4], argv[5], argv[6]);
+	if (argc >= 9 && strcmp(argv[1], "dest") == 0) {
+		int discard = strcmp(argv[7], "--discard") == 0;
+
+		for (i = 7; i < argc; i++)
+			if (strcmp(argv[i], "--") == 0)
+				break;
+		if (i + 1 < argc)
+			return dest(argv[2], argv[3], argv[4], argv[5], argv[6],
+			    discard, argv + i + 1);
+	}
+	fprintf(stderr, "usage: migtool source NS CGROUP HOSTIF OUTFILE DECISIONFILE\n"
+	    "       migtool dest NS HOSTIF BRIDGE CGROUP INFILE [--discard] -- CMD ARG...\n");
+	return 2;
+}
