@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "freeze.h"
 #include "log.h"
 
@@ -82,29 +83,18 @@ cgroup_event(const char *cgpath, const char *key)
 	return v;
 }
 
-static long
-ms_since(const struct timespec *t0)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (t.tv_sec - t0->tv_sec) * 1000 +
-	    (t.tv_nsec - t0->tv_nsec) / 1000000;
-}
-
 /* Wait until cgroup.events shows KEY == want; kernfs signals each change
  * of the file with POLLPRI. */
 static int
 wait_event(const char *cgpath, const char *key, int want, int timeout_ms)
 {
-	struct timespec t0;
+	double t0 = mono_ms();
 	struct pollfd p;
 	int fd, v, rc = -1;
 
 	fd = open_events(cgpath);
 	if (fd < 0)
 		return -1;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
 		long left;
 
@@ -113,7 +103,7 @@ wait_event(const char *cgpath, const char *key, int want, int timeout_ms)
 			rc = 0;
 			break;
 		}
-		left = timeout_ms - ms_since(&t0);
+		left = timeout_ms - (long)(mono_ms() - t0);
 		if (left <= 0) {
 			log_warnx("%s: %s: '%s' still %d after %d ms", __func__,
 			    cgpath, key, v, timeout_ms);

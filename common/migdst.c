@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "announce.h"
+#include "clock.h"
 #include "log.h"
 #include "migdst.h"
 #include "netns.h"
@@ -13,20 +14,11 @@
 #include "nslock.h"
 #include "sk_repair.h"
 
-static double
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
 int
 migdst_build(struct migdst *d, const char *ns, const char *hostif,
     const struct nsdump *dump)
 {
-	double t0 = now_ms();
+	double t0 = mono_ms();
 
 	memset(d, 0, sizeof(*d));
 	snprintf(d->ns, sizeof(d->ns), "%s", ns);
@@ -39,7 +31,7 @@ migdst_build(struct migdst *d, const char *ns, const char *hostif,
 		return -1;
 	}
 	d->built = 1;
-	d->fig.build_ms = now_ms() - t0;
+	d->fig.build_ms = mono_ms() - t0;
 	return 0;
 }
 
@@ -63,7 +55,7 @@ addr_text(const struct sockaddr_storage *ss, char *buf, size_t len)
 int
 migdst_restore(struct migdst *d, const struct sk_state *st)
 {
-	double t0 = now_ms();
+	double t0 = mono_ms();
 	struct migdst_item *it;
 	char l[64], r[64];
 	int saved;
@@ -102,7 +94,7 @@ migdst_restore(struct migdst *d, const struct sk_state *st)
 	}
 	d->nitems++;
 	d->fig.sockets++;
-	d->fig.restore_ms += now_ms() - t0;
+	d->fig.restore_ms += mono_ms() - t0;
 	return 0;
 }
 
@@ -110,7 +102,7 @@ int
 migdst_go_live(struct migdst *d, const char *bridge, int **fdsp,
     char ***namesp, size_t *np)
 {
-	double t0 = now_ms();
+	double t0 = mono_ms();
 	int *fds = NULL;
 	char **names = NULL;
 	size_t i, n = 0;
@@ -145,7 +137,7 @@ migdst_go_live(struct migdst *d, const char *bridge, int **fdsp,
 		}
 	}
 	d->built = 0;		/* it is the workload's now */
-	d->fig.live_ms = now_ms() - t0;
+	d->fig.live_ms = mono_ms() - t0;
 	*fdsp = fds;
 	*namesp = names;
 	*np = n;

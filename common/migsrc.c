@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "freeze.h"
+#include "clock.h"
 #include "log.h"
 #include "migsrc.h"
 #include "nsbuild.h"
@@ -14,15 +15,6 @@
 #include "sk_repair.h"
 
 #define MAX_ACCEPT	4096
-
-static double
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
 
 int
 migsrc_check(const char *ns, const char *cgroup, char *why, size_t len)
@@ -54,7 +46,7 @@ int
 migsrc_freeze(struct migsrc *s, const char *ns, const char *cgroup,
     int timeout_ms)
 {
-	double t0 = now_ms(), t1;
+	double t0 = mono_ms(), t1;
 
 	memset(s, 0, sizeof(*s));
 	snprintf(s->ns, sizeof(s->ns), "%s", ns);
@@ -62,16 +54,16 @@ migsrc_freeze(struct migsrc *s, const char *ns, const char *cgroup,
 	if (freeze_cgroup(cgroup, timeout_ms) < 0)
 		goto out_thaw;
 	s->frozen = 1;
-	t1 = now_ms();
+	t1 = mono_ms();
 	s->fig.freeze_ms = t1 - t0;
 	if (nslock_take(ns) < 0)
 		goto out_thaw;
 	s->locked = 1;
-	s->fig.lock_ms = now_ms() - t1;
-	t1 = now_ms();
+	s->fig.lock_ms = mono_ms() - t1;
+	t1 = mono_ms();
 	if (collect_sockets(cgroup, &s->set) < 0)
 		goto out_unlock;
-	s->fig.collect_ms = now_ms() - t1;
+	s->fig.collect_ms = mono_ms() - t1;
 	return 0;
 
 out_unlock:
@@ -125,38 +117,14 @@ emit_socket(struct migsrc *s, struct migsrc_item *it, uint64_t parent,
 	return emit(j, arg);
 }
 
-static int
-emit_ns(struct migsrc *s, migsrc_emit_fn emit, void *arg)
-{
-	struct nsdump *d = calloc(1, sizeof(*d));
-	size_t i;
-	int rc = -1;
-
-	if (d == NULL || nsdump_read(s->ns, d) < 0)
-		goto out;
-	for (i = 0; i < d->nlinks; i++)
-		if (emit(sk_json_encode_link(&d->links[i]), arg) < 0)
-			goto out;
-	for (i = 0; i < d->naddrs; i++)
-		if (emit(sk_json_encode_addr(&d->addrs[i]), arg) < 0)
-			goto out;
-	for (i = 0; i < d->nroutes; i++)
-		if (emit(sk_json_encode_route(&d->routes[i]), arg) < 0)
-			goto out;
-	rc = 0;
-out:
-	free(d);
-	return rc;
-}
-
 int
 migsrc_dump(struct migsrc *s, migsrc_emit_fn emit, void *arg)
 {
-	double t0 = now_ms();
+	double t0 = mono_ms();
 	size_t i, n, k;
 	int *fds = NULL;
 
-	if (emit_ns(s, emit, arg) < 0)
+	if (nsdump_emit(s->ns, emit, arg) < 0)
 		return -1;
 	fds = calloc(MAX_ACCEPT, sizeof(*fds));
 	if (fds == NULL)
@@ -199,7 +167,7 @@ migsrc_dump(struct migsrc *s, migsrc_emit_fn emit, void *arg)
 		}
 	}
 	free(fds);
-	s->fig.dump_ms = now_ms() - t0;
+	s->fig.dump_ms = mono_ms() - t0;
 	return 0;
 out_fail:
 	free(fds);

@@ -3,6 +3,7 @@
 #include <linux/if_arp.h>
 #include <linux/if_link.h>
 #include <linux/rtnetlink.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -212,5 +213,33 @@ nsdump_read(const char *ns, struct nsdump *d)
 	rc = 0;
 out:
 	close(nsfd);
+	return rc;
+}
+
+int
+nsdump_emit(const char *ns, nsdump_emit_fn emit, void *arg)
+{
+	struct nsdump *d = calloc(1, sizeof(*d));
+	size_t i;
+	int rc = -1;
+
+	if (d == NULL) {
+		log_warn("%s: calloc", __func__);
+		return -1;
+	}
+	if (nsdump_read(ns, d) < 0)
+		goto out;
+	for (i = 0; i < d->nlinks; i++)
+		if (emit(sk_json_encode_link(&d->links[i]), arg) < 0)
+			goto out;
+	for (i = 0; i < d->naddrs; i++)
+		if (emit(sk_json_encode_addr(&d->addrs[i]), arg) < 0)
+			goto out;
+	for (i = 0; i < d->nroutes; i++)
+		if (emit(sk_json_encode_route(&d->routes[i]), arg) < 0)
+			goto out;
+	rc = 0;
+out:
+	free(d);
 	return rc;
 }

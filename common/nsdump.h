@@ -28,4 +28,9 @@ struct nsdump {
 /* 0 or -1; d is allocated by the caller (it is large: use the heap). */
 int	nsdump_read(const char *ns, struct nsdump *d);
 
+/* Read ns and hand each record, encoded, to emit (which takes the
+ * reference; links, then addresses, then routes).  0 or -1. */
+typedef int (*nsdump_emit_fn)(json_t *rec, void *arg);
+int	nsdump_emit(const char *ns, nsdump_emit_fn emit, void *arg);
+
 #endif

@@ -56,52 +56,15 @@ find_port(const char *name, char *dev, size_t devlen)
 	return found;
 }
 
-/* Read exactly len bytes; 0 on success, -1 on error or host gone. */
-static int
-read_full(int fd, void *buf, size_t len)
-{
-	char *p = buf;
-
-	while (len > 0) {
-		ssize_t n = read(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-static int
-write_full(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-
-	while (len > 0) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 static int
 send_frame(int port, uint32_t id, uint32_t type, const void *data,
     uint32_t len)
 {
 	struct exec_frame f = { EXEC_MAGIC, id, type, len };
 
-	if (write_full(port, &f, sizeof(f)) < 0)
+	if (exec_write_full(port, &f, sizeof(f)) < 0)
 		return -1;
-	return write_full(port, data, len);
+	return exec_write_full(port, data, len);
 }
 
 static double
@@ -224,7 +187,7 @@ main(int argc, char **argv)
 		struct exec_req req;
 		char *cmd;
 
-		if (read_full(port, &req, sizeof(req)) < 0) {
+		if (exec_read_full(port, &req, sizeof(req)) < 0) {
 			/* no host connected: the port reads EOF; wait */
 			usleep(20000);
 			continue;
@@ -236,7 +199,7 @@ main(int argc, char **argv)
 			continue;
 		}
 		cmd = malloc(req.len + 1);
-		if (cmd == NULL || read_full(port, cmd, req.len) < 0) {
+		if (cmd == NULL || exec_read_full(port, cmd, req.len) < 0) {
 			free(cmd);
 			continue;
 		}

@@ -15,6 +15,7 @@
 #ifndef MIGR_EXEC_PROTO_H
 #define MIGR_EXEC_PROTO_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define EXEC_MAGIC	0x3158474dU	/* "MGX1" */
@@ -40,5 +41,9 @@ struct exec_frame {
 	uint32_t type;
 	uint32_t len;
 };
+
+/* Read or write exactly len bytes: 0, or -1 on error or end of file. */
+int	exec_read_full(int fd, void *buf, size_t len);
+int	exec_write_full(int fd, const void *buf, size_t len);
 
 #endif

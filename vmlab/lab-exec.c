@@ -27,42 +27,6 @@
 
 #define EXEC_PORTS 4
 
-static int
-read_full(int fd, void *buf, size_t len)
-{
-	char *p = buf;
-
-	while (len > 0) {
-		ssize_t n = read(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-static int
-write_full(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-
-	while (len > 0) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /* Lock a free port (or wait for one); returns its number. */
 static int
 lock_port(const char *dir, const char *guest, int *lockfd)
@@ -178,8 +142,8 @@ main(int argc, char **argv)
 		req.id = (uint32_t)time(NULL) ^ (uint32_t)getpid();
 	req.timeout_s = timeout;
 	req.len = (uint32_t)strlen(cmd);
-	if (write_full(fd, &req, sizeof(req)) < 0 ||
-	    write_full(fd, cmd, req.len) < 0) {
+	if (exec_write_full(fd, &req, sizeof(req)) < 0 ||
+	    exec_write_full(fd, cmd, req.len) < 0) {
 		fprintf(stderr, "lab-exec: send: %s\n", strerror(errno));
 		free(cmd);
 		return 255;
@@ -189,7 +153,7 @@ main(int argc, char **argv)
 	for (;;) {
 		struct exec_frame f;
 
-		if (read_full(fd, &f, sizeof(f)) < 0) {
+		if (exec_read_full(fd, &f, sizeof(f)) < 0) {
 			fprintf(stderr, "lab-exec: %s: connection lost\n",
 			    argv[optind + 1]);
 			return 255;
@@ -199,7 +163,7 @@ main(int argc, char **argv)
 			    argv[optind + 1]);
 			return 255;
 		}
-		if (read_full(fd, data, f.len) < 0) {
+		if (exec_read_full(fd, data, f.len) < 0) {
 			fprintf(stderr, "lab-exec: %s: connection lost\n",
 			    argv[optind + 1]);
 			return 255;
@@ -208,10 +172,10 @@ main(int argc, char **argv)
 			continue;	/* left over from an abandoned exchange */
 		switch (f.type) {
 		case EXEC_STDOUT:
-			write_full(1, data, f.len);
+			exec_write_full(1, data, f.len);
 			break;
 		case EXEC_STDERR:
-			write_full(2, data, f.len);
+			exec_write_full(2, data, f.len);
 			break;
 		case EXEC_EXIT: {
 			int32_t code;

@@ -1,8 +1,8 @@
 # vmlab: the guest exec agent and its host-side client.
 PROGRAMS += $(BUILD)/vmlab/migr-agent $(BUILD)/vmlab/lab-exec
 
-$(BUILD)/vmlab/migr-agent: $(BUILD)/vmlab/agent.o
+$(BUILD)/vmlab/migr-agent: $(BUILD)/vmlab/agent.o $(BUILD)/vmlab/exec-io.o
 	$(CC) $(LDFLAGS) -o $@ $^
 
-$(BUILD)/vmlab/lab-exec: $(BUILD)/vmlab/lab-exec.o
+$(BUILD)/vmlab/lab-exec: $(BUILD)/vmlab/lab-exec.o $(BUILD)/vmlab/exec-io.o
 	$(CC) $(LDFLAGS) -o $@ $^

@@ -23,6 +23,7 @@
 #include "announce.h"
 #include "collect.h"
 #include "freeze.h"
+#include "clock.h"
 #include "log.h"
 #include "nsbuild.h"
 #include "nsdump.h"
@@ -57,47 +58,39 @@ do_collect(const char *cg)
 	return 0;
 }
 
-static double
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
 /* The freeze window as migrd will open and close it, timed. */
 static int
 do_hold(const char *cg, const char *ns, long ms)
 {
 	struct timespec nap = { ms / 1000, (ms % 1000) * 1000000 };
-	double t0 = now_ms(), frozen, locked, unlocked;
+	double t0 = mono_ms(), frozen, locked, unlocked;
 	int rc = 0;
 
 	if (freeze_cgroup(cg, TIMEOUT_MS) < 0)
 		return 1;
-	frozen = now_ms();
+	frozen = mono_ms();
 	if (nslock_take(ns) < 0) {
 		thaw_cgroup(cg, TIMEOUT_MS);
 		return 1;
 	}
-	locked = now_ms();
+	locked = mono_ms();
 	nanosleep(&nap, NULL);
-	unlocked = now_ms();
+	unlocked = mono_ms();
 	if (nslock_release(ns) < 0)
 		rc = 1;
 	if (thaw_cgroup(cg, TIMEOUT_MS) < 0)
 		rc = 1;
 	printf("window_ms=%.1f freeze_ms=%.1f lock_ms=%.1f unlock_thaw_ms=%.1f\n",
-	    now_ms() - t0, frozen - t0, locked - frozen, now_ms() - unlocked);
+	    mono_ms() - t0, frozen - t0, locked - frozen, mono_ms() - unlocked);
 	return rc;
 }
 
 static int
-print_record(json_t *j)
+print_record(json_t *j, void *arg)
 {
 	char *txt;
 
+	(void)arg;
 	if (j == NULL)
 		return -1;
 	txt = json_dumps(j, JSON_COMPACT);
@@ -107,30 +100,6 @@ print_record(json_t *j)
 	printf("%s\n", txt);
 	free(txt);
 	return 0;
-}
-
-static int
-do_dumpns(const char *ns)
-{
-	struct nsdump *d = calloc(1, sizeof(*d));
-	size_t i;
-	int rc = 1;
-
-	if (d == NULL || nsdump_read(ns, d) < 0)
-		goto out;
-	for (i = 0; i < d->nlinks; i++)
-		if (print_record(sk_json_encode_link(&d->links[i])) < 0)
-			goto out;
-	for (i = 0; i < d->naddrs; i++)
-		if (print_record(sk_json_encode_addr(&d->addrs[i])) < 0)
-			goto out;
-	for (i = 0; i < d->nroutes; i++)
-		if (print_record(sk_json_encode_route(&d->routes[i])) < 0)
-			goto out;
-	rc = 0;
-out:
-	free(d);
-	return rc;
 }
 
 /* Read records from stdin (strictly decoded) and build ns from them. */
@@ -209,7 +178,7 @@ main(int argc, char **argv)
 		return n < 0;
 	}
 	if (strcmp(cmd, "dumpns") == 0)
-		return do_dumpns(arg);
+		return nsdump_emit(arg, print_record, NULL) < 0;
 	if (strcmp(cmd, "buildns") == 0 && (argc == 4 || argc == 5))
 		return do_buildns(arg, argv[3], argc == 5 &&
 		    strcmp(argv[4], "--lock") == 0);
