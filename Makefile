@@ -81,7 +81,7 @@ unit:
 	@BUILD=build/check tests/run --unit
 
 demo: deps
-	@$(MAKE) --no-print-directory SAN=0 all
+	@$(MAKE) --no-print-directory SAN=0 all tests
 	@kernel/build.sh >/dev/null
 	@BUILD=build/release vmlab/demo.sh
 
