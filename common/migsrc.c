@@ -1,3 +1,4 @@
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -195,6 +196,13 @@ migsrc_commit(struct migsrc *s, const char *hostif, int timeout_ms)
 	}
 	if (nsbuild_delete(s->ns, hostif) < 0)
 		rc = -1;
+	/* the emptied cgroup goes too: left frozen, it would freeze the
+	 * next workload started in it (the service coming back here) */
+	if (thaw_cgroup(s->cgroup, timeout_ms) < 0 ||
+	    (rmdir(s->cgroup) < 0 && errno != ENOENT)) {
+		log_warn("%s: remove %s", __func__, s->cgroup);
+		rc = -1;
+	}
 	s->frozen = s->locked = 0;
 	return rc;
 }

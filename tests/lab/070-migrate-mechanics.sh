@@ -54,8 +54,8 @@ is "$(kv "$src" decision)" commit "host1 committed"
 n=$(kv "$src" sockets)
 # the peershut connections may have closed before the freeze
 if [ "${n:-0}" -ge 20 ]; then pass "host1 moved $n sockets (4 listeners, 16+ connections)"; else fail "host1 moved ${n:-0} sockets"; fi
-is "$(gx host1 "ls /run/netns | grep -cx m7; cat $CG/cgroup.procs 2>/dev/null | wc -l")" "0
-0" "host1 has no namespace m7 and no task left"
+is "$(gx host1 "ls /run/netns | grep -cx m7; ls -d $CG 2>/dev/null | wc -l")" "0
+0" "host1 has no namespace m7 and no cgroup m7 left"
 check "streamd on host2 listens in m7" ns_listening host2
 
 # --- the client's verdict
@@ -94,4 +94,22 @@ is "$(gx host2 "grep frozen $CG/cgroup.events; ip netns exec m7 nft list tables 
 r=$(gx -t 60 client "while pgrep -x streamc >/dev/null; do sleep 0.5; done; cat /tmp/m7.report")
 diag "client: $r"
 is "$(kv "$r" verdict)" PASS "every byte verified across the rollback"
+
+# --- and back to host1, where the service lived before: it must run
+rm -f "$SH"/m7.*
+gx client "rm -f /tmp/m7.report; setsid $W/streamc -c 10.77.0.190:7400 -c '[fd00:77::190]:7400' -n 6 -r 20000 -d 14 -p 500 -o /tmp/m7.report </dev/null >/dev/null 2>&1 &"
+sleep 3
+gx host1 "setsid $T dest m7 vm7 br0 $CG /mnt/lab/m7.rec -- $SERVE </dev/null >/tmp/m7.dest 2>&1 &"
+gx host2 "setsid $T source m7 $CG vm7 /mnt/lab/m7.rec /mnt/lab/m7.decision </dev/null >/tmp/m7.src 2>&1 &"
+for i in $(seq 200); do gx host1 "grep -q '^live=' /tmp/m7.dest" && break; sleep 0.2; done
+echo commit > "$SH/m7.decision"
+for i in $(seq 100); do gx host2 "grep -q '^decision=' /tmp/m7.src" && break; sleep 0.2; done
+is "$(kv "$(gx host2 "cat /tmp/m7.src")" decision)" commit "host2 moved m7 back to host1"
+is "$(gx host1 "grep frozen $CG/cgroup.events")" "frozen 0" "the service runs on host1 (its cgroup is not frozen)"
+r=$(gx -t 60 client "while pgrep -x streamc >/dev/null; do sleep 0.5; done; cat /tmp/m7.report")
+diag "client: $r"
+is "$(kv "$r" verdict)" PASS "every byte verified across the move back"
+r=$(gx -t 30 client "$W/streamc -c 10.77.0.190:7400 -c '[fd00:77::190]:7400' -n 4 -r 20000 -d 4")
+rx=$(kv "$r" rx_bytes)
+if [ "${rx:-0}" -ge 100000 ]; then pass "new connections get served on host1 ($rx bytes in 4 s)"; else fail "new connections on host1 got ${rx:-0} bytes in 4 s"; fi
 done_testing

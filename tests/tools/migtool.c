@@ -30,6 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "freeze.h"
 #include "launch.h"
 #include "log.h"
 #include "migdst.h"
@@ -179,7 +180,9 @@ dest(const char *ns, const char *hostif, const char *bridge, const char *cg,
 	built = 1;
 	if (discard)
 		goto out_discard;
-	if (mkdir(cg, 0755) < 0 && errno != EEXIST) {
+	/* a cgroup left behind may still be frozen: the workload must run */
+	if ((mkdir(cg, 0755) < 0 && errno != EEXIST) ||
+	    thaw_cgroup(cg, TIMEOUT_MS) < 0) {
 		log_warn("%s", cg);
 		goto out_discard;
 	}
