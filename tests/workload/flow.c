@@ -104,8 +104,10 @@ flow_on_read(evutil_socket_t fd, short what, void *arg)
 		flow_finish(f, FLOW_ERROR);
 		return;
 	}
-	if (f->rx_started && now - f->last_rx > f->stats->max_gap)
+	if (f->rx_started && now - f->last_rx > f->stats->max_gap) {
 		f->stats->max_gap = now - f->last_rx;
+		f->stats->max_gap_end = now;
+	}
 	f->rx_started = 1;
 	f->last_rx = now;
 	f->rx_next += (uint32_t)n;

@@ -19,6 +19,7 @@ struct flow_stats {
 	uint64_t	eofs;		/* flows whose peer closed its side */
 	uint64_t	errors;		/* other socket errors */
 	double		max_gap;	/* longest wait between two reads, s */
+	double		max_gap_end;	/* flow_now() when it ended */
 };
 
 enum flow_end { FLOW_EOF, FLOW_RESET, FLOW_MISMATCH, FLOW_ERROR };

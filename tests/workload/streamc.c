@@ -79,6 +79,7 @@ static uint64_t			 connect_failures, probes_ok, probes_failed;
 static uint64_t			 closes_ok, unexpected_eofs;
 static struct probe		*probes;
 static const char		*report;
+static double			 started;	/* flow_now() at start */
 
 static void
 drop(int i)
@@ -236,15 +237,17 @@ static int
 write_report(void)
 {
 	FILE *out = report ? fopen(report, "w") : stdout;
-	double stall = stats.max_gap;
+	double stall = stats.max_gap, stall_end = stats.max_gap_end;
 	int i, pass;
 
 	uint64_t pending = 0;
 
 	for (i = 0; i < nflows; i++) {
 		if (flow_open_gap(flows[i].f) > stall && !flows[i].t->idle &&
-		    !flow_read_closed(flows[i].f))
+		    !flow_read_closed(flows[i].f)) {
 			stall = flow_open_gap(flows[i].f);
+			stall_end = flow_now();
+		}
 		/* a close its mode expects that has not happened yet */
 		if ((flows[i].t->halfclose > 0 || flows[i].t->peershut) &&
 		    flows[i].close_at == 0)
@@ -260,8 +263,8 @@ write_report(void)
 	fprintf(out, "flows=%d tx_bytes=%llu rx_bytes=%llu mismatches=%llu "
 	    "resets=%llu eofs=%llu closes_ok=%llu closes_pending=%llu "
 	    "errors=%llu connect_failures=%llu "
-	    "longest_stall_ms=%.0f probes_ok=%llu probes_failed=%llu "
-	    "verdict=%s\n", nflows,
+	    "longest_stall_ms=%.0f longest_stall_end_s=%.1f probes_ok=%llu "
+	    "probes_failed=%llu verdict=%s\n", nflows,
 	    (unsigned long long)stats.tx_bytes,
 	    (unsigned long long)stats.rx_bytes,
 	    (unsigned long long)stats.mismatches,
@@ -269,6 +272,7 @@ write_report(void)
 	    (unsigned long long)closes_ok, (unsigned long long)pending,
 	    (unsigned long long)stats.errors,
 	    (unsigned long long)connect_failures, stall * 1000,
+	    stall > 0 ? stall_end - started : 0,
 	    (unsigned long long)probes_ok, (unsigned long long)probes_failed,
 	    pass ? "PASS" : "FAIL");
 	if (out != stdout)
@@ -413,6 +417,7 @@ main(int argc, char **argv)
 	base = event_base_new();
 	if (base == NULL)
 		fatalx("event_base_new");
+	started = flow_now();
 	for (i = 0; i < conns; i++)
 		start_connect(0);
 	event_add(event_new(base, -1, EV_PERSIST, on_tick, NULL), &tick);
