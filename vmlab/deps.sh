@@ -13,7 +13,7 @@ pkgs=(
 	bc bison flex libelf-dev cpio xz-utils kmod patch perl python3
 	# lab: switch, guest tools (the guests run the host's userland over 9p)
 	vde2 iproute2 nftables tcpdump socat procps psmisc openssl util-linux
-	iputils-ping ethtool
+	iputils-ping ethtool groff-base jq systemd
 )
 
 missing=()
