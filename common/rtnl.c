@@ -236,6 +236,33 @@ out_close:
 	return rc;
 }
 
+/* A socket in nsfd and the index of ifname there; NULL on failure. */
+static struct mnl_socket *
+rtnl_open_at(int nsfd, const char *ifname, int *idx, char *err,
+    size_t errlen)
+{
+	struct mnl_socket *nl;
+
+	if ((nl = rtnl_socket(nsfd, err, errlen)) == NULL)
+		return NULL;
+	if ((*idx = rtnl_ifindex(nl, ifname, err, errlen)) == -1) {
+		mnl_socket_close(nl);
+		return NULL;
+	}
+	return nl;
+}
+
+/* A request that creates something that must not exist yet. */
+static struct nlmsghdr *
+create_msg(char *buf, uint16_t type)
+{
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+
+	nlh->nlmsg_type = type;
+	nlh->nlmsg_flags = NLM_F_CREATE | NLM_F_EXCL;
+	return nlh;
+}
+
 int
 rtnl_addr_add(int nsfd, const char *ifname, const struct nsarg_addr *a,
     char *err, size_t errlen)
@@ -245,15 +272,11 @@ rtnl_addr_add(int nsfd, const char *ifname, const struct nsarg_addr *a,
 	struct ifaddrmsg *ifa;
 	struct mnl_socket *nl;
 	size_t alen = a->family == AF_INET ? 4 : 16;
-	int idx, rc = -1;
+	int idx, rc;
 
-	if ((nl = rtnl_socket(nsfd, err, errlen)) == NULL)
+	if ((nl = rtnl_open_at(nsfd, ifname, &idx, err, errlen)) == NULL)
 		return -1;
-	if ((idx = rtnl_ifindex(nl, ifname, err, errlen)) == -1)
-		goto out_close;
-	nlh = mnl_nlmsg_put_header(buf);
-	nlh->nlmsg_type = RTM_NEWADDR;
-	nlh->nlmsg_flags = NLM_F_CREATE | NLM_F_EXCL;
+	nlh = create_msg(buf, RTM_NEWADDR);
 	ifa = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifa));
 	ifa->ifa_family = (uint8_t)a->family;
 	ifa->ifa_prefixlen = (uint8_t)a->plen;
@@ -267,7 +290,6 @@ rtnl_addr_add(int nsfd, const char *ifname, const struct nsarg_addr *a,
 		mnl_attr_put_u32(nlh, IFA_FLAGS, IFA_F_NODAD);
 	}
 	rc = rtnl_talk(nl, nlh, a->text, err, errlen);
-out_close:
 	mnl_socket_close(nl);
 	return rc;
 }
@@ -281,15 +303,11 @@ rtnl_route_add(int nsfd, const char *ifname, const struct nsarg_route *r,
 	struct rtmsg *rtm;
 	struct mnl_socket *nl;
 	size_t alen = r->family == AF_INET ? 4 : 16;
-	int idx, rc = -1;
+	int idx, rc;
 
-	if ((nl = rtnl_socket(nsfd, err, errlen)) == NULL)
+	if ((nl = rtnl_open_at(nsfd, ifname, &idx, err, errlen)) == NULL)
 		return -1;
-	if ((idx = rtnl_ifindex(nl, ifname, err, errlen)) == -1)
-		goto out_close;
-	nlh = mnl_nlmsg_put_header(buf);
-	nlh->nlmsg_type = RTM_NEWROUTE;
-	nlh->nlmsg_flags = NLM_F_CREATE | NLM_F_EXCL;
+	nlh = create_msg(buf, RTM_NEWROUTE);
 	rtm = mnl_nlmsg_put_extra_header(nlh, sizeof(*rtm));
 	rtm->rtm_family = (uint8_t)r->family;
 	rtm->rtm_dst_len = r->is_default ? 0 : (uint8_t)r->dst.plen;
@@ -305,7 +323,6 @@ rtnl_route_add(int nsfd, const char *ifname, const struct nsarg_route *r,
 	if (r->metric)
 		mnl_attr_put_u32(nlh, RTA_PRIORITY, r->metric);
 	rc = rtnl_talk(nl, nlh, r->text, err, errlen);
-out_close:
 	mnl_socket_close(nl);
 	return rc;
 }
