@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -122,7 +123,7 @@ int
 migsrc_dump(struct migsrc *s, migsrc_emit_fn emit, void *arg)
 {
 	double t0 = mono_ms();
-	size_t i, n, k;
+	size_t n, j, k;
 	int *fds = NULL;
 
 	if (nsdump_emit(s->ns, emit, arg) < 0)
@@ -130,12 +131,23 @@ migsrc_dump(struct migsrc *s, migsrc_emit_fn emit, void *arg)
 	fds = calloc(MAX_ACCEPT, sizeof(*fds));
 	if (fds == NULL)
 		return -1;
-	for (i = 0; i < s->set.nsocks; i++) {
-		struct collect_sock *cs = &s->set.socks[i];
-		struct migsrc_item *it = add_item(s);
+	/*
+	 * Listeners first: a connection restored before its listener takes
+	 * the port with forced reuse, and the listener's plain bind then
+	 * fails with EADDRINUSE.  The fd order of the tasks does not
+	 * guarantee that (a restarted workload's fds come in any order).
+	 */
+	for (k = 0; k < 2 * s->set.nsocks; k++) {
+		struct collect_sock *cs = &s->set.socks[k % s->set.nsocks];
+		struct migsrc_item *it;
 		uint64_t lid;
-		int listener;
+		int listener, acc = 0;
+		socklen_t alen = sizeof(acc);
 
+		getsockopt(cs->fd, SOL_SOCKET, SO_ACCEPTCONN, &acc, &alen);
+		if ((k < s->set.nsocks) != (acc != 0))
+			continue;	/* pass 1: listeners; pass 2: the rest */
+		it = add_item(s);
 		if (it == NULL)
 			goto out_fail;
 		it->cs = cs;
@@ -150,15 +162,15 @@ migsrc_dump(struct migsrc *s, migsrc_emit_fn emit, void *arg)
 		lid = it->id;
 		if (sk_accept_pending(it->h, fds, MAX_ACCEPT, &n) < 0)
 			goto out_fail;
-		for (k = 0; k < n; k++) {
+		for (j = 0; j < n; j++) {
 			struct migsrc_item *c = add_item(s);
 
 			if (c == NULL) {
-				close(fds[k]);
+				close(fds[j]);
 				goto out_fail;
 			}
 			c->accepted = 1;
-			c->fd = fds[k];
+			c->fd = fds[j];
 			c->h = sk_pause(c->fd);
 			if (c->h == NULL ||
 			    emit_socket(s, c, lid, emit, arg, NULL) < 0)

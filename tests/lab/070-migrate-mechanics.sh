@@ -46,7 +46,7 @@ for i in $(seq 200); do gx host2 "grep -q '^live=' /tmp/m7.dest" && break; sleep
 dst=$(gx host2 "cat /tmp/m7.dest")
 diag "dest: $dst"
 is "$(kv "$dst" live)" 1 "host2 rebuilt m7 and restarted streamd with its sockets"
-echo commit > "$SH/m7.decision"
+if [ "$(kv "$dst" live)" = 1 ]; then echo commit; else echo rollback; fi > "$SH/m7.decision"
 for i in $(seq 100); do gx host1 "grep -q '^decision=' /tmp/m7.src" && break; sleep 0.2; done
 src=$(gx host1 "cat /tmp/m7.src")
 diag "source: $src"
@@ -102,7 +102,11 @@ sleep 3
 gx host1 "setsid $T dest m7 vm7 br0 $CG /mnt/lab/m7.rec -- $SERVE </dev/null >/tmp/m7.dest 2>&1 &"
 gx host2 "setsid $T source m7 $CG vm7 /mnt/lab/m7.rec /mnt/lab/m7.decision </dev/null >/tmp/m7.src 2>&1 &"
 for i in $(seq 200); do gx host1 "grep -q '^live=' /tmp/m7.dest" && break; sleep 0.2; done
-echo commit > "$SH/m7.decision"
+dst=$(gx host1 "cat /tmp/m7.dest")
+diag "dest: $dst"
+is "$(kv "$dst" live)" 1 "host1 rebuilt m7 and restarted streamd"
+# commit only once the destination is live, as the protocol does
+if [ "$(kv "$dst" live)" = 1 ]; then echo commit; else echo rollback; fi > "$SH/m7.decision"
 for i in $(seq 100); do gx host2 "grep -q '^decision=' /tmp/m7.src" && break; sleep 0.2; done
 is "$(kv "$(gx host2 "cat /tmp/m7.src")" decision)" commit "host2 moved m7 back to host1"
 is "$(gx host1 "grep frozen $CG/cgroup.events")" "frozen 0" "the service runs on host1 (its cgroup is not frozen)"

@@ -77,6 +77,32 @@ wait_file(const char *path)
 	return -1;
 }
 
+/* Wait for DECISIONFILE to hold "commit" or "rollback": a file seen
+ * between its creation and its first write reads empty, so an empty or
+ * unknown word means "not yet".  No word within WAIT_S: rollback. */
+static void
+read_decision(const char *path, char *word, size_t len)
+{
+	struct timespec nap = { 0, 50 * 1000000 };
+	FILE *f;
+	int i;
+
+	for (i = 0; i < WAIT_S * 20; i++) {
+		word[0] = '\0';
+		if ((f = fopen(path, "r")) != NULL) {
+			if (fgets(word, (int)len, f) == NULL)
+				word[0] = '\0';
+			word[strcspn(word, " \t\r\n")] = '\0';
+			fclose(f);
+		}
+		if (strcmp(word, "commit") == 0 || strcmp(word, "rollback") == 0)
+			return;
+		nanosleep(&nap, NULL);
+	}
+	log_warnx("%s: no decision after %d s: rolling back", path, WAIT_S);
+	snprintf(word, len, "rollback");
+}
+
 static int
 source(const char *ns, const char *cg, const char *hostif, const char *out,
     const char *decision)
@@ -101,11 +127,7 @@ source(const char *ns, const char *cg, const char *hostif, const char *out,
 		migsrc_free(&s);
 		return 1;
 	}
-	if (wait_file(decision) == 0 && (f = fopen(decision, "r")) != NULL) {
-		if (fscanf(f, "%31s", word) != 1)
-			word[0] = '\0';
-		fclose(f);
-	}
+	read_decision(decision, word, sizeof(word));
 	if (strcmp(word, "commit") == 0)
 		rc = migsrc_commit(&s, hostif, TIMEOUT_MS) < 0;
 	else
