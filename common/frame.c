@@ -26,6 +26,10 @@ const char *const migr_result_str[RES__MAX] = {
 	[RES_SYSTEM] = "system error",
 	[RES_NOT_IMPLEMENTED] = "not implemented yet",
 	[RES_LIMIT] = "limit reached",
+	[RES_REFUSED] = "refused, nothing changed",
+	[RES_ROLLED_BACK] = "failed and rolled back",
+	[RES_IN_DOUBT] = "in doubt",
+	[RES_BUSY] = "migration under way",
 };
 
 static const char *const msg_names[MSG__MAX] = {
@@ -42,6 +46,20 @@ static const char *const msg_names[MSG__MAX] = {
 	[MSG_CTL_RUN] = "run",
 	[MSG_CTL_MIGRATE] = "migrate",
 	[MSG_CTL_HISTORY] = "history",
+	[MSG_MIG_PREPARE] = "mig-prepare",
+	[MSG_MIG_PREPARED] = "mig-prepared",
+	[MSG_MIG_REFUSED] = "mig-refused",
+	[MSG_MIG_RECORD] = "mig-record",
+	[MSG_MIG_DUMP_DONE] = "mig-dump-done",
+	[MSG_MIG_READY] = "mig-ready",
+	[MSG_MIG_FAILED] = "mig-failed",
+	[MSG_MIG_COMMIT] = "mig-commit",
+	[MSG_MIG_COMMITTED] = "mig-committed",
+	[MSG_MIG_ABORT] = "mig-abort",
+	[MSG_MIG_ABORTED] = "mig-aborted",
+	[MSG_CTL_CANCEL] = "cancel",
+	[MSG_CTL_RESOLVE] = "resolve",
+	[MSG_CTL_PROGRESS] = "progress",
 };
 
 const char *

@@ -2,7 +2,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "announce.h"
@@ -13,8 +12,6 @@
 #include "nsbuild.h"
 #include "nslock.h"
 #include "sk_repair.h"
-
-#define MIGDST_REANNOUNCE_MS	150
 
 int
 migdst_build(struct migdst *d, const char *ns, const char *hostif,
@@ -123,20 +120,6 @@ migdst_go_live(struct migdst *d, const char *bridge, int **fdsp,
 		if (sk_resume(d->items[i].h, 0) < 0)
 			log_warnx("%s: socket %llu did not resume", __func__,
 			    (unsigned long long)d->items[i].id);
-	}
-	/*
-	 * Say it again: the first announcement can be lost while the new
-	 * port settles (seen in the lab: the switch kept the MAC on the old
-	 * host's port for a second after it), and a peer's segments go to
-	 * the old host until the LAN has heard from the new one.
-	 */
-	{
-		struct timespec gap = { 0, MIGDST_REANNOUNCE_MS * 1000000L };
-
-		nanosleep(&gap, NULL);
-		if (announce_addrs(d->ns, "eth0") < 0)
-			log_warnx("%s: %s: second announcement failed", __func__,
-			    d->ns);
 	}
 	/* listeners first, then the rest, in record order */
 	for (pass = 0; pass < 2; pass++) {

@@ -11,6 +11,11 @@
  *	migdst_go_live(&d, bridge, ...)	    attach, unlock, announce, take
  *					    every socket out of repair (window
  *					    probes), hand back their fds
+ *	MIGDST_REANNOUNCE_MS later:	    announce again (announce.h): the
+ *					    first can be lost while the new
+ *					    bridge port settles; the caller
+ *					    times it, so a daemon's loop is
+ *					    never put to sleep
  *	or
  *	migdst_discard(&d)		    close the sockets silently and
  *					    delete the ns
@@ -26,6 +31,7 @@
 #include "sk_state.h"
 
 #define MIGDST_NAME_MAX	160
+#define MIGDST_REANNOUNCE_MS	150
 
 struct sk_handle;
 

@@ -38,12 +38,36 @@ enum migr_msg {
 	MSG_CTL_RUN = 10,	/* control: {ns, argv[]} */
 	MSG_CTL_MIGRATE = 11,	/* control: {ns, host} */
 	MSG_CTL_HISTORY = 12,	/* control: {} */
+	/* peer: one migration; every payload carries its "mig" id */
+	MSG_MIG_PREPARE = 13,	/* {mig, ns, from, namespace, records[],
+				   workload} */
+	MSG_MIG_PREPARED = 14,	/* {mig, build_ms} */
+	MSG_MIG_REFUSED = 15,	/* {mig, reason} */
+	MSG_MIG_RECORD = 16,	/* {mig, seq, record} one socket */
+	MSG_MIG_DUMP_DONE = 17,	/* {mig, records} the last was sent */
+	MSG_MIG_READY = 18,	/* {mig, sockets, restore_ms} */
+	MSG_MIG_FAILED = 19,	/* {mig, reason} */
+	MSG_MIG_COMMIT = 20,	/* {mig} */
+	MSG_MIG_COMMITTED = 21,	/* {mig, live_ms, pid} */
+	MSG_MIG_ABORT = 22,	/* {mig} */
+	MSG_MIG_ABORTED = 23,	/* {mig} */
+	/* control */
+	MSG_CTL_CANCEL = 24,	/* {ns} */
+	MSG_CTL_RESOLVE = 25,	/* {ns, outcome: "rollback" | "done"} */
+	MSG_CTL_PROGRESS = 26,	/* migrd -> migctl: {phase, at_ms, text} */
 	MSG__MAX
 };
 
+#define MSG_IS_MIG(t)	((t) >= MSG_MIG_PREPARE && (t) <= MSG_MIG_ABORTED)
 #define MSG_IS_PEER(t)	((t) == MSG_RESULT || (t) == MSG_HELLO || \
-			 (t) == MSG_HEARTBEAT)
-#define MSG_IS_CTL(t)	((t) >= MSG_CTL_STATUS && (t) < MSG__MAX)
+			 (t) == MSG_HEARTBEAT || MSG_IS_MIG(t))
+/* a request migctl may send */
+#define MSG_IS_CTL(t)	(((t) >= MSG_CTL_STATUS && (t) <= MSG_CTL_HISTORY) || \
+			 (t) == MSG_CTL_CANCEL || (t) == MSG_CTL_RESOLVE)
+
+/* Largest payload of a MSG_MIG_RECORD (a socket with full queues, in
+ * base64): accepted only from the peer of a prepared migration. */
+#define MIGR_RECORD_MAX		(96 * 1024 * 1024)
 
 /* Result codes.  Numbers are on the wire and are migctl's exit status. */
 enum migr_result {
@@ -62,6 +86,12 @@ enum migr_result {
 	RES_SYSTEM = 12,		/* a system call or tool failed */
 	RES_NOT_IMPLEMENTED = 13,
 	RES_LIMIT = 14,			/* a configured limit was reached */
+	RES_REFUSED = 15,		/* refused before any freeze: unchanged */
+	RES_ROLLED_BACK = 16,		/* failed after the freeze, rolled back:
+					   the service runs here as before */
+	RES_IN_DOUBT = 17,		/* no word after COMMIT: locked here,
+					   see "migctl resolve" */
+	RES_BUSY = 18,			/* a migration of this ns is under way */
 	RES__MAX
 };
 

@@ -119,72 +119,133 @@ emit_socket(struct migsrc *s, struct migsrc_item *it, uint64_t parent,
 	return emit(j, arg);
 }
 
+/* Is the collected socket a listener? */
+static int
+is_listener(const struct collect_sock *cs)
+{
+	int acc = 0;
+	socklen_t alen = sizeof(acc);
+
+	getsockopt(cs->fd, SOL_SOCKET, SO_ACCEPTCONN, &acc, &alen);
+	return acc != 0;
+}
+
+/* Pause and save one collected socket, and a listener's waiting
+ * connections after it.  0 or -1. */
+static int
+dump_one(struct migsrc *s, struct collect_sock *cs, migsrc_emit_fn emit,
+    void *arg)
+{
+	struct migsrc_item *it;
+	uint64_t lid;
+	size_t n = 0, j;
+	int listener, *fds;
+
+	if ((it = add_item(s)) == NULL)
+		return -1;
+	it->cs = cs;
+	it->h = sk_pause(cs->fd);
+	if (it->h == NULL || emit_socket(s, it, 0, emit, arg, &listener) < 0)
+		return -1;
+	s->fig.sockets++;
+	if (!listener)
+		return 0;
+	/* a listener: its waiting connections go as established ones */
+	lid = it->id;
+	if ((fds = calloc(MAX_ACCEPT, sizeof(*fds))) == NULL) {
+		log_warn("%s: calloc", __func__);
+		return -1;
+	}
+	if (sk_accept_pending(it->h, fds, MAX_ACCEPT, &n) < 0) {
+		free(fds);
+		return -1;
+	}
+	for (j = 0; j < n; j++) {
+		struct migsrc_item *c = add_item(s);
+
+		if (c == NULL)
+			break;
+		c->accepted = 1;
+		c->fd = fds[j];
+		fds[j] = -1;
+		c->h = sk_pause(c->fd);
+		if (c->h == NULL || emit_socket(s, c, lid, emit, arg, NULL) < 0)
+			break;
+		s->fig.sockets++;
+		s->fig.accepted++;
+	}
+	for (; j < n; j++)
+		if (fds[j] >= 0)
+			close(fds[j]);
+	free(fds);
+	return j == n ? 0 : -1;
+}
+
+/*
+ * Listeners first: a connection restored before its listener takes the
+ * port with forced reuse, and the listener's plain bind then fails with
+ * EADDRINUSE.  The fd order of the tasks does not guarantee that (a
+ * restarted workload's fds come in any order).  The cursor walks the
+ * collected set twice: pass 1 listeners, pass 2 the rest.
+ */
+int
+migsrc_dump_next(struct migsrc *s, migsrc_emit_fn emit, void *arg)
+{
+	double t0 = mono_ms();
+	int rc = 0;
+
+	while (s->cursor < 2 * s->set.nsocks) {
+		struct collect_sock *cs;
+
+		cs = &s->set.socks[s->cursor % s->set.nsocks];
+		if ((s->cursor++ < s->set.nsocks) != is_listener(cs))
+			continue;
+		rc = dump_one(s, cs, emit, arg) < 0 ? -1 : 1;
+		break;
+	}
+	s->fig.dump_ms += mono_ms() - t0;
+	return rc;
+}
+
 int
 migsrc_dump(struct migsrc *s, migsrc_emit_fn emit, void *arg)
 {
 	double t0 = mono_ms();
-	size_t n, j, k;
-	int *fds = NULL;
+	int rc;
 
 	if (nsdump_emit(s->ns, emit, arg) < 0)
 		return -1;
-	fds = calloc(MAX_ACCEPT, sizeof(*fds));
-	if (fds == NULL)
-		return -1;
-	/*
-	 * Listeners first: a connection restored before its listener takes
-	 * the port with forced reuse, and the listener's plain bind then
-	 * fails with EADDRINUSE.  The fd order of the tasks does not
-	 * guarantee that (a restarted workload's fds come in any order).
-	 */
-	for (k = 0; k < 2 * s->set.nsocks; k++) {
-		struct collect_sock *cs = &s->set.socks[k % s->set.nsocks];
-		struct migsrc_item *it;
-		uint64_t lid;
-		int listener, acc = 0;
-		socklen_t alen = sizeof(acc);
-
-		getsockopt(cs->fd, SOL_SOCKET, SO_ACCEPTCONN, &acc, &alen);
-		if ((k < s->set.nsocks) != (acc != 0))
-			continue;	/* pass 1: listeners; pass 2: the rest */
-		it = add_item(s);
-		if (it == NULL)
-			goto out_fail;
-		it->cs = cs;
-		it->h = sk_pause(cs->fd);
-		if (it->h == NULL ||
-		    emit_socket(s, it, 0, emit, arg, &listener) < 0)
-			goto out_fail;
-		s->fig.sockets++;
-		if (!listener)
-			continue;
-		/* a listener: its waiting connections go as established ones */
-		lid = it->id;
-		if (sk_accept_pending(it->h, fds, MAX_ACCEPT, &n) < 0)
-			goto out_fail;
-		for (j = 0; j < n; j++) {
-			struct migsrc_item *c = add_item(s);
-
-			if (c == NULL) {
-				close(fds[j]);
-				goto out_fail;
-			}
-			c->accepted = 1;
-			c->fd = fds[j];
-			c->h = sk_pause(c->fd);
-			if (c->h == NULL ||
-			    emit_socket(s, c, lid, emit, arg, NULL) < 0)
-				goto out_fail;
-			s->fig.sockets++;
-			s->fig.accepted++;
-		}
-	}
-	free(fds);
+	while ((rc = migsrc_dump_next(s, emit, arg)) > 0)
+		;
 	s->fig.dump_ms = mono_ms() - t0;
+	return rc;
+}
+
+int
+migsrc_reattach(struct migsrc *s, const char *ns, const char *cgroup)
+{
+	size_t i;
+
+	memset(s, 0, sizeof(*s));
+	snprintf(s->ns, sizeof(s->ns), "%s", ns);
+	snprintf(s->cgroup, sizeof(s->cgroup), "%s", cgroup);
+	/* whatever a dead migrd left: frozen, locked, sockets in repair */
+	s->frozen = s->locked = 1;
+	if (collect_sockets(cgroup, &s->set) < 0)
+		return -1;
+	for (i = 0; i < s->set.nsocks; i++) {
+		struct collect_sock *cs = &s->set.socks[i];
+		struct migsrc_item *it;
+
+		if (is_listener(cs))
+			continue;	/* never in repair */
+		if ((it = add_item(s)) == NULL)
+			return -1;
+		it->cs = cs;
+		if ((it->h = sk_pause(cs->fd)) == NULL)
+			return -1;
+	}
 	return 0;
-out_fail:
-	free(fds);
-	return -1;
 }
 
 int

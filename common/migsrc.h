@@ -7,6 +7,7 @@
  *	migsrc_freeze(&s, ns, cg, ..)	 freeze the cgroup, lock the ns,
  *					 collect the sockets (frozen fd tables)
  *	migsrc_dump(&s, emit, arg)	 the ns records, then each socket
+ *	(or migsrc_dump_next() per socket, to stream them)
  *					 paused (repair on) and saved; a
  *					 listener's waiting connections are
  *					 accepted and carried as established
@@ -58,6 +59,7 @@ struct migsrc {
 	struct migsrc_item	*items;
 	size_t			 nitems;
 	int			 frozen, locked;
+	size_t			 cursor;	/* migsrc_dump_next() */
 	struct migsrc_figures	 fig;
 };
 
@@ -68,6 +70,14 @@ int	migsrc_check(const char *ns, const char *cgroup, char *why, size_t len);
 int	migsrc_freeze(struct migsrc *, const char *ns, const char *cgroup,
 	    int timeout_ms);
 int	migsrc_dump(struct migsrc *, migsrc_emit_fn, void *arg);
+/* One collected socket (and a listener's waiting connections) at a
+ * time, listeners first: 1 more to come, 0 done, -1 failed.  The
+ * namespace records are the caller's (nsdump_emit). */
+int	migsrc_dump_next(struct migsrc *, migsrc_emit_fn, void *arg);
+/* After a restart: take back a frozen, locked namespace whose sockets
+ * a dead migrd left in repair, so it can be committed or rolled back.
+ * Connections it had taken from accept queues died with it. */
+int	migsrc_reattach(struct migsrc *, const char *ns, const char *cgroup);
 int	migsrc_commit(struct migsrc *, const char *hostif, int timeout_ms);
 int	migsrc_rollback(struct migsrc *, int timeout_ms);
 void	migsrc_free(struct migsrc *);

@@ -22,6 +22,16 @@ static const char lock_rules[] =
 	"add chain arp " NSLOCK_TABLE " out "
 	"{ type filter hook output priority -400; policy drop; }\n";
 
+/* Before the freeze: no new connection starts, so the handshakes under
+ * way finish into an accept queue, where the dump finds them.  A SYN it
+ * drops is sent again by its client, to whichever host is live then. */
+static const char gate_rules[] =
+	"add table inet " NSLOCK_GATE "\n"
+	"add chain inet " NSLOCK_GATE " in "
+	"{ type filter hook input priority -410; policy accept; }\n"
+	"add rule inet " NSLOCK_GATE " in tcp flags & (syn | ack) == syn "
+	"drop\n";
+
 /* Run an nft script inside ns; the error text nft gives goes to the log. */
 static int
 nft_in_ns(const char *ns, const char *script, char *out, size_t outlen)
@@ -68,19 +78,61 @@ nslock_take(const char *ns)
 }
 
 int
+nslock_gate(const char *ns)
+{
+	if (nft_in_ns(ns, gate_rules, NULL, 0) < 0)
+		return -1;
+	log_debug("%s: %s gated: no new connection", __func__, ns);
+	return 0;
+}
+
+/* Drop the lock and the gate, whichever is there, in one transaction. */
+int
 nslock_release(const char *ns)
 {
-	int held = nslock_held(ns);
+	char out[4096] = "", script[256] = "";
 
-	if (held < 0)
+	if (nft_in_ns(ns, "list tables\n", out, sizeof(out)) < 0)
 		return -1;
-	if (held == 0)
+	if (strstr(out, "table inet " NSLOCK_TABLE "\n") != NULL)
+		strcat(script, "delete table inet " NSLOCK_TABLE "\n");
+	if (strstr(out, "table arp " NSLOCK_TABLE "\n") != NULL)
+		strcat(script, "delete table arp " NSLOCK_TABLE "\n");
+	if (strstr(out, "table inet " NSLOCK_GATE "\n") != NULL)
+		strcat(script, "delete table inet " NSLOCK_GATE "\n");
+	if (script[0] == '\0')
 		return 0;
-	if (nft_in_ns(ns, "delete table inet " NSLOCK_TABLE "\n"
-	    "delete table arp " NSLOCK_TABLE "\n", NULL, 0) < 0)
+	if (nft_in_ns(ns, script, NULL, 0) < 0)
 		return -1;
 	log_debug("%s: %s unlocked", __func__, ns);
 	return 0;
+}
+
+int
+nslock_synrecv(const char *ns)
+{
+	static const char *const files[] = { "/proc/self/net/tcp",
+	    "/proc/self/net/tcp6" };
+	char line[512];
+	unsigned st;
+	int saved, i, n = 0;
+	FILE *f;
+
+	if ((saved = netns_enter(ns)) < 0)
+		return -1;
+	for (i = 0; i < 2; i++) {
+		if ((f = fopen(files[i], "r")) == NULL)
+			continue;	/* no IPv6 */
+		while (fgets(line, sizeof(line), f) != NULL)
+			/* "sl local rem st ...": SYN_RECV is 03 */
+			if (sscanf(line, "%*s %*s %*s %x", &st) == 1 &&
+			    st == 3)
+				n++;
+		fclose(f);
+	}
+	if (netns_leave(saved) < 0)
+		return -1;
+	return n;
 }
 
 int

@@ -16,9 +16,21 @@
 #define MIGR_NSLOCK_H
 
 #define NSLOCK_TABLE	"migr_lock"
+#define NSLOCK_GATE	"migr_gate"
 
 int	nslock_take(const char *ns);
+/* lock and gate, whichever is there */
 int	nslock_release(const char *ns);
+/*
+ * The gate, before the freeze: incoming SYNs are dropped, everything
+ * else passes, so handshakes under way finish into their listener's
+ * accept queue (the dump carries those) instead of being cut in
+ * SYN_RECV, which no socket holds and nothing can move: the client would
+ * think itself connected to a host that never heard of it.
+ * nslock_synrecv() counts the handshakes still under way (-1: error).
+ */
+int	nslock_gate(const char *ns);
+int	nslock_synrecv(const char *ns);
 /* 1 held, 0 not held, -1 cannot tell */
 int	nslock_held(const char *ns);
 

@@ -47,6 +47,9 @@ int	sk_udp_restore(struct sk_handle *, const struct sk_state *);
 int	sk_peer_inject(const struct sk_state *, uint32_t seq, uint32_t ack,
 	    uint16_t win, int fin);
 
+#ifndef TCP_REPAIR_OFF_NO_WP
+#define TCP_REPAIR_OFF_NO_WP	-1	/* leave repair, no window probe */
+#endif
 int	sk_tcp_repair(int fd, int mode);
 
 #endif

@@ -20,9 +20,6 @@
 #include "sk_priv.h"
 #include "sk_repair.h"
 
-#ifndef TCP_REPAIR_OFF_NO_WP
-#define TCP_REPAIR_OFF_NO_WP	-1
-#endif
 #ifndef TCP_ULP
 #define TCP_ULP			31
 #endif

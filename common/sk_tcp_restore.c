@@ -277,11 +277,23 @@ sk_tcp_restore_plain(struct sk_handle *h, const struct sk_state *st)
 		return -1;
 	if (st->state == SK_ST_CLOSE)
 		return 0;
+	/*
+	 * A BOUND record may be a connection that died (reset) while its
+	 * task kept the fd: it shows its old local address but no longer
+	 * holds the port, and a plain bind next to the listener on that
+	 * port fails with EADDRINUSE.  Repair mode forces the reuse, as it
+	 * does for connections; it is left again without a window probe.
+	 */
+	if (st->state == SK_ST_BOUND && sk_tcp_repair(fd, 1) < 0)
+		return -1;
 	if (bind(fd, (const struct sockaddr *)&st->local,
 	    sk_addr_len(&st->local)) < 0) {
 		sk_log_errno("%s: bind", __func__);
 		return -1;
 	}
+	if (st->state == SK_ST_BOUND &&
+	    sk_tcp_repair(fd, TCP_REPAIR_OFF_NO_WP) < 0)
+		return -1;
 	if (st->state == SK_ST_LISTEN &&
 	    listen(fd, (int)st->tcp.backlog) < 0) {
 		sk_log_errno("%s: listen", __func__);

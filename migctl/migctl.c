@@ -1,6 +1,7 @@
 /*
  * migctl: send one command to migrd over its control socket, print the
- * result, exit with the result code.
+ * result, exit with the result code.  A migration's progress frames come
+ * before its result and are printed as they arrive.
  *
  *	migctl [-j] [-s socket] command [argument ...]
  */
@@ -21,6 +22,8 @@
 #include "output.h"
 #include "parser.h"
 
+#define CTL_TIMEOUT	60	/* seconds, for each frame read */
+
 static const int action_msg[] = {
 	[A_STATUS] = MSG_CTL_STATUS,
 	[A_PEERS] = MSG_CTL_PEERS,
@@ -31,6 +34,8 @@ static const int action_msg[] = {
 	[A_RUN] = MSG_CTL_RUN,
 	[A_MIGRATE] = MSG_CTL_MIGRATE,
 	[A_HISTORY] = MSG_CTL_HISTORY,
+	[A_CANCEL] = MSG_CTL_CANCEL,
+	[A_RESOLVE] = MSG_CTL_RESOLVE,
 };
 
 static json_t *
@@ -52,7 +57,11 @@ build_request(const struct parse_result *r)
 	switch (r->action) {
 	case A_NS_SHOW:
 	case A_NS_DELETE:
+	case A_CANCEL:
 		return json_pack("{s:s}", "ns", r->ns);
+	case A_RESOLVE:
+		return json_pack("{s:s,s:s}", "ns", r->ns, "outcome",
+		    r->outcome);
 	case A_NS_CREATE:
 		o = json_pack("{s:s,s:o,s:o}", "ns", r->ns,
 		    "addrs", strings(r->addrs, r->naddrs),
@@ -74,7 +83,7 @@ static int
 connect_control(const char *path)
 {
 	struct sockaddr_un sun;
-	struct timeval tv = { 60, 0 };
+	struct timeval tv = { CTL_TIMEOUT, 0 };
 	int fd;
 
 	if (strlen(path) >= sizeof(sun.sun_path)) {
@@ -103,6 +112,52 @@ connect_control(const char *path)
 	return fd;
 }
 
+/* Read frames up to the command's MSG_RESULT, printing progress frames
+ * on the way (migrate only).  0 with *reply set, else -1 after saying
+ * why. */
+static int
+read_result(int fd, const struct output *out, enum action a, int sent,
+    json_t **reply)
+{
+	struct frame_hdr h;
+	json_t *msg;
+	int st, first;
+
+	for (first = 1;; first = 0) {
+		errno = 0;
+		st = frame_read_fd(fd, MIGR_FRAME_MAX, &h, &msg);
+		if (st != FRAME_OK) {
+			if (first && sent == -1)
+				fprintf(stderr, "migctl: request not sent\n");
+			else if (st == FRAME_IO && (errno == EAGAIN ||
+			    errno == EWOULDBLOCK))
+				fprintf(stderr, "migctl: no word from migrd "
+				    "in %d seconds\n", CTL_TIMEOUT);
+			else
+				fprintf(stderr, "migctl: bad reply from "
+				    "migrd: %s\n", frame_strstatus(st));
+			return -1;
+		}
+		if (h.type == MSG_RESULT) {
+			*reply = msg;
+			return 0;
+		}
+		if (h.type != MSG_CTL_PROGRESS || a != A_MIGRATE) {
+			fprintf(stderr, "migctl: bad reply from migrd: "
+			    "unexpected %s\n", migr_msgname(h.type));
+			json_decref(msg);
+			return -1;
+		}
+		if (out->progress(msg) == -1) {
+			fprintf(stderr, "migctl: malformed progress from "
+			    "migrd\n");
+			json_decref(msg);
+			return -1;
+		}
+		json_decref(msg);
+	}
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -115,11 +170,10 @@ main(int argc, char *argv[])
 	const struct output *out = &text_output;
 	const char *sock = MIGR_CONTROL_SOCKET;
 	struct parse_result res;
-	struct frame_hdr h;
 	json_t *req, *reply = NULL, *data;
 	json_int_t code;
 	const char *message;
-	int ch, fd, rc, st, sent;
+	int ch, fd, rc, sent;
 
 	log_procinit("migctl");
 	log_init(LOG_TO_STDERR, 0, 0);
@@ -161,15 +215,7 @@ main(int argc, char *argv[])
 	 * a failed write is reported only if no result can be read */
 	sent = frame_write_fd(fd, (uint16_t)action_msg[res.action], req,
 	    MIGR_FRAME_MAX);
-	st = frame_read_fd(fd, MIGR_FRAME_MAX, &h, &reply);
-	if (st != FRAME_OK && sent == -1) {
-		fprintf(stderr, "migctl: request not sent\n");
-		rc = RES_ERROR;
-		goto out_close;
-	}
-	if (st != FRAME_OK || h.type != MSG_RESULT) {
-		fprintf(stderr, "migctl: bad reply from migrd: %s\n",
-		    st == FRAME_OK ? "not a result" : frame_strstatus(st));
+	if (read_result(fd, out, res.action, sent, &reply) == -1) {
 		rc = RES_ERROR;
 		goto out_close;
 	}

@@ -19,6 +19,60 @@ i_of(json_t *o, const char *key)
 	return (long long)json_integer_value(json_object_get(o, key));
 }
 
+/* An integer member as text, "-" when absent or not an integer. */
+static const char *
+n_of(json_t *o, const char *key, char *buf, size_t len)
+{
+	json_t *v = json_object_get(o, key);
+
+	if (!json_is_integer(v))
+		return "-";
+	snprintf(buf, len, "%lld", (long long)json_integer_value(v));
+	return buf;
+}
+
+/* A number of milliseconds with one decimal, "-" when absent. */
+static const char *
+ms_of(json_t *o, const char *key, char *buf, size_t len)
+{
+	json_t *v = json_object_get(o, key);
+
+	if (!json_is_number(v))
+		return "-";
+	snprintf(buf, len, "%.1f", json_number_value(v));
+	return buf;
+}
+
+/* Epoch seconds as UTC, "-" when absent. */
+static const char *
+time_of(json_t *o, const char *key, char *buf, size_t len)
+{
+	json_t *v = json_object_get(o, key);
+	time_t t;
+	struct tm tm;
+
+	if (!json_is_number(v) || json_number_value(v) < 0 ||
+	    json_number_value(v) > 1e11)
+		return "-";
+	t = (time_t)json_number_value(v);
+	if (gmtime_r(&t, &tm) == NULL ||
+	    strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+		return "-";
+	return buf;
+}
+
+/* Text from migrd or its peer, control characters masked; returns the
+ * number of characters written. */
+static int
+put_clean(FILE *fp, const char *s)
+{
+	int n = 0;
+
+	for (; *s; s++, n++)
+		fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, fp);
+	return n;
+}
+
 static void
 join(json_t *a, char *buf, size_t len)
 {
@@ -44,6 +98,30 @@ join(json_t *a, char *buf, size_t len)
 }
 
 static void
+show_migrations(json_t *d)
+{
+	json_t *a = json_object_get(d, "migrations"), *m;
+	size_t i;
+	char ts[32];
+
+	if (!json_is_array(a))
+		return;
+	printf("migrations: %zu\n", json_array_size(a));
+	json_array_foreach(a, i, m) {
+		printf("migration: %s %s %s peer %s since %s mig %s\n",
+		    s_of(m, "ns"), s_of(m, "role"), s_of(m, "state"),
+		    s_of(m, "peer"), time_of(m, "since", ts, sizeof(ts)),
+		    s_of(m, "mig"));
+		if (strcmp(s_of(m, "state"), "in-doubt") != 0)
+			continue;
+		printf("%s: in doubt with %s (COMMIT sent, no answer): the "
+		    "namespace stays locked; run \"migctl resolve %s "
+		    "rollback|done\"\n", s_of(m, "ns"), s_of(m, "peer"),
+		    s_of(m, "ns"));
+	}
+}
+
+static void
 show_status(json_t *d)
 {
 	printf("host: %s\n", s_of(d, "host"));
@@ -56,6 +134,7 @@ show_status(json_t *d)
 	printf("peers-up: %lld\n", i_of(d, "peers_up"));
 	printf("namespaces: %lld\n", i_of(d, "namespaces"));
 	printf("capabilities: %s\n", s_of(d, "capabilities"));
+	show_migrations(d);
 }
 
 static void
@@ -138,13 +217,168 @@ show_history(json_t *d)
 		gmtime_r(&t, &tm);
 		strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
 		printf("%s %-8s %s\n", ts, s_of(e, "kind"), s_of(e, "event"));
+		if (json_is_object(json_object_get(e, "report"))) {
+			printf("    ");
+			output_report_summary(stdout,
+			    json_object_get(e, "report"));
+		}
 	}
+}
+
+int
+output_progress_parse(json_t *p, const char **phase, double *at_ms,
+    const char **text)
+{
+	json_t *v = json_object_get(p, "at_ms");
+
+	if (!json_is_object(p) || !json_is_number(v))
+		return -1;
+	*phase = json_string_value(json_object_get(p, "phase"));
+	*text = json_string_value(json_object_get(p, "text"));
+	*at_ms = json_number_value(v);
+	if (*phase == NULL || *text == NULL || *at_ms < 0)
+		return -1;
+	return 0;
+}
+
+/* "   15.2 ms  prepared   host2 built svc, locked and detached" */
+int
+output_progress_text(FILE *fp, json_t *p)
+{
+	const char *phase, *text;
+	double at_ms;
+	int n;
+
+	if (output_progress_parse(p, &phase, &at_ms, &text) == -1)
+		return -1;
+	fprintf(fp, "%7.1f ms  ", at_ms);
+	for (n = put_clean(fp, phase); n < 10; n++)
+		fputc(' ', fp);
+	fputc(' ', fp);
+	put_clean(fp, text);
+	fputc('\n', fp);
+	return 0;
+}
+
+static void
+report_heading(FILE *fp, json_t *r)
+{
+	const char *ns = s_of(r, "ns"), *from = s_of(r, "from");
+	const char *to = s_of(r, "to"), *outcome = s_of(r, "outcome");
+	const char *reason = json_string_value(json_object_get(r, "reason"));
+	int in_doubt = strcmp(outcome, "in-doubt") == 0;
+
+	if (strcmp(outcome, "moved") == 0)
+		fprintf(fp, "%s moved %s -> %s", ns, from, to);
+	else if (strcmp(outcome, "rolled-back") == 0)
+		fprintf(fp, "%s stays on %s: rolled back", ns, from);
+	else if (strcmp(outcome, "refused") == 0)
+		fprintf(fp, "%s stays on %s: refused", ns, from);
+	else if (in_doubt)
+		fprintf(fp, "%s in doubt: COMMIT sent to %s, no answer", ns,
+		    to);
+	else {
+		fprintf(fp, "%s %s -> %s: ", ns, from, to);
+		put_clean(fp, outcome);
+	}
+	if (reason != NULL && *reason != '\0') {
+		fprintf(fp, ": ");
+		put_clean(fp, reason);
+	}
+	fputc('\n', fp);
+	if (in_doubt)
+		fprintf(fp, "  the namespace stays locked on %s; run \"migctl "
+		    "resolve %s rollback|done\"\n", from, ns);
+}
+
+static void
+report_sockets(FILE *fp, json_t *r)
+{
+	json_t *sk = json_object_get(r, "sockets"), *b;
+	char n[6][24];
+
+	fprintf(fp, "  %-10s %10s", "sockets",
+	    n_of(sk, "total", n[0], sizeof(n[0])));
+	if (json_is_object(sk))
+		fprintf(fp, "  (%s listening, %s established, %s half-closed, "
+		    "%s udp; %s taken from accept queues)",
+		    n_of(sk, "tcp_listen", n[1], sizeof(n[1])),
+		    n_of(sk, "tcp_established", n[2], sizeof(n[2])),
+		    n_of(sk, "tcp_closing", n[3], sizeof(n[3])),
+		    n_of(sk, "udp", n[4], sizeof(n[4])),
+		    n_of(sk, "accepted", n[5], sizeof(n[5])));
+	fputc('\n', fp);
+	b = json_object_get(r, "bytes");
+	fprintf(fp, "  %-10s %10s  bytes\n", "queued",
+	    n_of(b, "queued", n[0], sizeof(n[0])));
+	fprintf(fp, "  %-10s %10s  bytes\n", "streamed",
+	    n_of(b, "streamed", n[0], sizeof(n[0])));
+}
+
+static void
+report_phases(FILE *fp, json_t *r)
+{
+	static const struct {
+		const char	*key, *label, *note;
+	} ph[] = {
+		{ "precopy",	"pre-copy",	"" },
+		{ "freeze",	"freeze",	"" },
+		{ "dump",	"dump",		"" },
+		{ "transfer",	"transfer",	"" },
+		{ "restore",	"restore",	"" },
+		{ "commit",	"commit",	"" },
+		{ "downtime",	"downtime",	"  (freeze to thaw)" },
+		{ "total",	"total",	"" },
+	};
+	json_t *ms = json_object_get(r, "ms");
+	char buf[32];
+	size_t i;
+
+	fprintf(fp, "  %-10s %10s\n", "phase", "ms");
+	for (i = 0; i < sizeof(ph) / sizeof(ph[0]); i++)
+		fprintf(fp, "  %-10s %10s%s\n", ph[i].label,
+		    ms_of(ms, ph[i].key, buf, sizeof(buf)), ph[i].note);
+}
+
+int
+output_report(FILE *fp, json_t *r)
+{
+	if (!json_is_string(json_object_get(r, "outcome")))
+		return -1;
+	report_heading(fp, r);
+	fprintf(fp, "  %-10s %s\n", "migration", s_of(r, "mig"));
+	report_sockets(fp, r);
+	report_phases(fp, r);
+	return 0;
+}
+
+/* "moved, sockets 21, downtime 95.4 ms" */
+int
+output_report_summary(FILE *fp, json_t *r)
+{
+	char n[24], ms[32];
+
+	if (!json_is_object(r))
+		return -1;
+	put_clean(fp, s_of(r, "outcome"));
+	fprintf(fp, ", sockets %s, downtime %s%s\n",
+	    n_of(json_object_get(r, "sockets"), "total", n, sizeof(n)),
+	    ms_of(json_object_get(r, "ms"), "downtime", ms, sizeof(ms)),
+	    json_is_number(json_object_get(json_object_get(r, "ms"),
+	    "downtime")) ? " ms" : "");
+	return 0;
 }
 
 static void
 text_result(enum action a, int code, const char *message, json_t *data)
 {
+	int reported = 0;
+
+	/* a migration's report comes with failures too */
+	if (a == A_MIGRATE)
+		reported = output_report(stdout, data) == 0;
 	if (code != RES_OK) {
+		fflush(stdout);
 		fprintf(stderr, "migctl: %s: %s\n", migr_strresult(code),
 		    message);
 		return;
@@ -168,10 +402,23 @@ text_result(enum action a, int code, const char *message, json_t *data)
 	case A_RUN:
 		printf("%s (log %s)\n", message, s_of(data, "log"));
 		break;
+	case A_MIGRATE:
+		if (!reported)
+			printf("%s\n", message);
+		break;
 	default:
 		printf("%s\n", message);
 		break;
 	}
 }
 
-const struct output text_output = { text_result };
+static int
+text_progress(json_t *p)
+{
+	if (output_progress_text(stdout, p) == -1)
+		return -1;
+	fflush(stdout);
+	return 0;
+}
+
+const struct output text_output = { text_result, text_progress };

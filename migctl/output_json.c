@@ -3,6 +3,9 @@
 #include "migrd-protocol.h"
 #include "output.h"
 
+/* 15 digits: 15.2 prints as 15.2, not 15.199999999999999 */
+#define DUMP_REAL	JSON_REAL_PRECISION(15)
+
 /* The whole result object, plus the code's name: {code, result,
  * message, data}. */
 static void
@@ -17,9 +20,37 @@ json_result(enum action a, int code, const char *message, json_t *data)
 		return;
 	if (data != NULL)
 		json_object_set(o, "data", data);
-	json_dumpf(o, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
+	json_dumpf(o, stdout, JSON_INDENT(2) | JSON_SORT_KEYS | DUMP_REAL);
 	fputc('\n', stdout);
 	json_decref(o);
 }
 
-const struct output json_output = { json_result };
+/* One compact line per progress frame: {"progress": {...}}. */
+int
+output_progress_json(FILE *fp, json_t *p)
+{
+	const char *phase, *text;
+	double at_ms;
+	json_t *o;
+	int rc;
+
+	if (output_progress_parse(p, &phase, &at_ms, &text) == -1)
+		return -1;
+	if ((o = json_pack("{s:O}", "progress", p)) == NULL)
+		return -1;
+	rc = json_dumpf(o, fp, JSON_COMPACT | JSON_SORT_KEYS | DUMP_REAL);
+	fputc('\n', fp);
+	json_decref(o);
+	return rc;
+}
+
+static int
+json_progress(json_t *p)
+{
+	if (output_progress_json(stdout, p) == -1)
+		return -1;
+	fflush(stdout);
+	return 0;
+}
+
+const struct output json_output = { json_result, json_progress };

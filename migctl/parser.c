@@ -15,7 +15,8 @@ enum token_type {
 	T_OPT_ADDR,	/* --addr ADDR/PLEN */
 	T_OPT_MAC,	/* --mac MAC */
 	T_OPT_ROUTE,	/* --route DEST,GW */
-	T_ARGV		/* -- CMD ARGS... (rest of the line) */
+	T_ARGV,		/* -- CMD ARGS... (rest of the line) */
+	T_OUTCOME	/* resolve's outcome keyword, kept in full */
 };
 
 struct token {
@@ -35,6 +36,9 @@ static const struct token t_run[];
 static const struct token t_run_argv[];
 static const struct token t_migrate[];
 static const struct token t_migrate_host[];
+static const struct token t_cancel[];
+static const struct token t_resolve[];
+static const struct token t_resolve_outcome[];
 static const struct token t_end[];
 
 static const struct token t_main[] = {
@@ -44,6 +48,8 @@ static const struct token t_main[] = {
 	{ T_KEYWORD,	"run",		A_RUN,		t_run },
 	{ T_KEYWORD,	"migrate",	A_MIGRATE,	t_migrate },
 	{ T_KEYWORD,	"history",	A_HISTORY,	t_end },
+	{ T_KEYWORD,	"cancel",	A_CANCEL,	t_cancel },
+	{ T_KEYWORD,	"resolve",	A_RESOLVE,	t_resolve },
 	{ T_END,	NULL,		A_NONE,		NULL }
 };
 static const struct token t_ns[] = {
@@ -87,6 +93,19 @@ static const struct token t_migrate_host[] = {
 	{ T_HOST,	"HOST",		A_NONE,		t_end },
 	{ T_END,	NULL,		A_NONE,		NULL }
 };
+static const struct token t_cancel[] = {
+	{ T_NSNAME,	"NS",		A_NONE,		t_end },
+	{ T_END,	NULL,		A_NONE,		NULL }
+};
+static const struct token t_resolve[] = {
+	{ T_NSNAME,	"NS",		A_NONE,		t_resolve_outcome },
+	{ T_END,	NULL,		A_NONE,		NULL }
+};
+static const struct token t_resolve_outcome[] = {
+	{ T_OUTCOME,	"rollback",	A_NONE,		t_end },
+	{ T_OUTCOME,	"done",		A_NONE,		t_end },
+	{ T_END,	NULL,		A_NONE,		NULL }
+};
 static const struct token t_end[] = {
 	{ T_END,	"",		A_NONE,		NULL }
 };
@@ -107,6 +126,11 @@ parser_usage(FILE *fp)
 	    "  ns delete NS                   kill its tasks, remove it\n"
 	    "  run NS -- CMD [ARG ...]        start a workload in NS\n"
 	    "  migrate NS HOST                move NS to peer HOST\n"
+	    "  cancel NS                      stop NS's migration before "
+	    "COMMIT\n"
+	    "  resolve NS rollback|done       end a migration in doubt: "
+	    "NS runs\n"
+	    "                                 here again, or HOST has it\n"
 	    "  history                        recent events\n"
 	    "options:\n"
 	    "  -j         JSON output\n"
@@ -114,7 +138,8 @@ parser_usage(FILE *fp)
 	    "keywords may be abbreviated (\"ns l\" for \"ns list\").\n"
 	    "exit status: the result code (0 ok, 2 bad request, 3 denied, "
 	    "7 invalid\nargument, 8 no such namespace, 13 not implemented, "
-	    "...)\n", MIGR_CONTROL_SOCKET);
+	    "15 refused,\n16 rolled back, 17 in doubt, 18 busy, ...)\n",
+	    MIGR_CONTROL_SOCKET);
 }
 
 static void
@@ -203,6 +228,7 @@ parse(int argc, char *argv[], struct parse_result *res)
 			case T_OPT_MAC:
 			case T_OPT_ROUTE:
 			case T_ARGV:
+			case T_OUTCOME:
 				if (wl == 0 || strncmp(w, t->keyword, wl) != 0)
 					break;
 				if (t->type == T_ARGV && wl != 2)
@@ -259,6 +285,10 @@ matched:
 			if (strlen(w) >= sizeof(res->host))
 				return bad_arg("host name too long");
 			strcpy(res->host, w);
+			break;
+		case T_OUTCOME:
+			snprintf(res->outcome, sizeof(res->outcome), "%s",
+			    match->keyword);
 			break;
 		case T_OPT_ADDR:
 		case T_OPT_MAC:

@@ -9,13 +9,14 @@
 
 enum action {
 	A_NONE, A_STATUS, A_PEERS, A_NS_LIST, A_NS_SHOW, A_NS_CREATE,
-	A_NS_DELETE, A_RUN, A_MIGRATE, A_HISTORY
+	A_NS_DELETE, A_RUN, A_MIGRATE, A_HISTORY, A_CANCEL, A_RESOLVE
 };
 
 struct parse_result {
 	enum action	 action;
 	char		 ns[NSARG_NAME_MAX + 1];
 	char		 host[64];
+	char		 outcome[16];	/* resolve: "rollback" or "done" */
 	const char	*addrs[NSARG_ADDRS_MAX];
 	int		 naddrs;
 	const char	*routes[NSARG_ROUTES_MAX];

@@ -73,6 +73,8 @@ config_defaults(struct migrd_conf *c)
 	c->heartbeat_ms = 1000;
 	c->dead_ms = 5000;
 	c->max_control_clients = 32;
+	c->migrate_timeout = 30;
+	c->commit_ms = 3000;
 }
 
 static int
@@ -215,7 +217,8 @@ kw_peer(struct pctx *p, char **w, int n)
 enum kw_id {
 	KW_HOSTNAME, KW_LISTEN, KW_PEER, KW_CERT, KW_KEY, KW_CA, KW_CTLSOCK,
 	KW_ADMIN, KW_STATEDIR, KW_BRIDGE, KW_MAXMSG, KW_MAXQ, KW_HSTIMEOUT,
-	KW_HBINT, KW_DEAD, KW_MAXCLIENTS, KW_CGROUP
+	KW_HBINT, KW_DEAD, KW_MAXCLIENTS, KW_CGROUP, KW_MIGTIMEOUT,
+	KW_COMMITTIMEOUT
 };
 
 static const struct keyword {
@@ -239,6 +242,8 @@ static const struct keyword {
 	{ "handshake-timeout",	KW_HSTIMEOUT,	1, 1, 0 },
 	{ "heartbeat-interval",	KW_HBINT,	1, 1, 0 },
 	{ "dead-time",		KW_DEAD,	1, 1, 0 },
+	{ "migrate-timeout",	KW_MIGTIMEOUT,	1, 1, 0 },
+	{ "commit-timeout",	KW_COMMITTIMEOUT, 1, 1, 0 },
 	{ "max-control-clients", KW_MAXCLIENTS,	1, 1, 0 },
 	{ "cgroup-root",	KW_CGROUP,	1, 1, 0 },
 };
@@ -332,6 +337,12 @@ statement(struct pctx *p, char **w, int n)
 		break;
 	case KW_DEAD:
 		get_uint(p, k->name, w[1], 100, 3600000, &c->dead_ms);
+		break;
+	case KW_MIGTIMEOUT:
+		get_uint(p, k->name, w[1], 1, 3600, &c->migrate_timeout);
+		break;
+	case KW_COMMITTIMEOUT:
+		get_uint(p, k->name, w[1], 100, 600000, &c->commit_ms);
 		break;
 	case KW_CGROUP:
 		copy_path(p, k->name, c->cgroup_root, sizeof(c->cgroup_root),
@@ -482,4 +493,6 @@ config_print(FILE *fp, const struct migrd_conf *c)
 	fprintf(fp, "handshake-timeout %u\nheartbeat-interval %u\n"
 	    "dead-time %u\n", c->handshake_timeout, c->heartbeat_ms,
 	    c->dead_ms);
+	fprintf(fp, "migrate-timeout %u\ncommit-timeout %u\n",
+	    c->migrate_timeout, c->commit_ms);
 }

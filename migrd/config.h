@@ -39,6 +39,8 @@ struct migrd_conf {
 	uint32_t	heartbeat_ms;
 	uint32_t	dead_ms;
 	uint32_t	max_control_clients;
+	uint32_t	migrate_timeout;	/* seconds per phase */
+	uint32_t	commit_ms;		/* COMMIT unanswered: resend */
 };
 
 void	config_defaults(struct migrd_conf *c);

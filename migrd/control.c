@@ -27,13 +27,28 @@ struct ctl_conn {
 	struct bufferevent	*bev;
 	pid_t			 pid;
 	uid_t			 uid;
+	uint64_t		 id;
 	int			 closing;
+	int			 busy;		/* a deferred command runs */
 };
 
 static TAILQ_HEAD(, ctl_conn)	conns = TAILQ_HEAD_INITIALIZER(conns);
 static unsigned			nconns;
 static struct listener		*ctl_listener;
 static int			ctl_activated;	/* fd from systemd */
+static uint64_t			next_id = 1;
+static uint64_t			current_id;	/* during ctl_dispatch */
+
+static struct ctl_conn *
+conn_by_id(uint64_t id)
+{
+	struct ctl_conn *c;
+
+	TAILQ_FOREACH(c, &conns, entry)
+		if (c->id == id && !c->closing)
+			return c;
+	return NULL;
+}
 
 static void
 conn_free(struct ctl_conn *c)
@@ -92,7 +107,7 @@ conn_read(struct bufferevent *bev, void *arg)
 	char msg[512];
 	int st, code;
 
-	while (!c->closing) {
+	while (!c->closing && !c->busy) {
 		st = frame_pull(in, migrd.conf.max_message, &h, &req);
 		if (st == FRAME_PARTIAL)
 			return;
@@ -124,8 +139,17 @@ conn_read(struct bufferevent *bev, void *arg)
 			log_debug("control: pid %ld uid %u: %s",
 			    (long)c->pid, (unsigned)c->uid,
 			    migr_msgname(h.type));
+			current_id = c->id;
 			code = ctl_dispatch(h.type, req, &data, msg,
 			    sizeof(msg));
+			current_id = 0;
+		}
+		if (code == CTL_DEFERRED) {
+			/* the handler answers later, through control_finish */
+			c->busy = 1;
+			json_decref(data);
+			json_decref(req);
+			break;
 		}
 		conn_reply(c, code, msg, data, 0);
 		json_decref(data);
@@ -188,6 +212,7 @@ control_accept(int fd, struct sockaddr *sa, socklen_t salen, void *arg)
 	}
 	c->pid = cr.pid;
 	c->uid = cr.uid;
+	c->id = next_id++;
 	c->bev = bufferevent_socket_new(migrd.base, fd, BEV_OPT_CLOSE_ON_FREE);
 	if (c->bev == NULL) {
 		log_warnx("%s: bufferevent_socket_new failed", __func__);
@@ -307,6 +332,44 @@ fail_unlink:
 fail_close:
 	close(fd);
 	return -1;
+}
+
+uint64_t
+control_current(void)
+{
+	return current_id;
+}
+
+int
+control_progress(uint64_t id, json_t *p)
+{
+	struct ctl_conn *c = conn_by_id(id);
+	struct evbuffer *out;
+	int rc = -1;
+
+	if (c != NULL && p != NULL) {
+		out = bufferevent_get_output(c->bev);
+		/* a client that stopped reading loses its progress lines */
+		if (evbuffer_get_length(out) < migrd.conf.max_queue)
+			rc = frame_push(out, MSG_CTL_PROGRESS, p,
+			    MIGR_FRAME_MAX);
+	}
+	json_decref(p);
+	return rc;
+}
+
+void
+control_finish(uint64_t id, int code, const char *msg, json_t *data)
+{
+	struct ctl_conn *c = conn_by_id(id);
+
+	if (c == NULL || !c->busy)
+		return;
+	c->busy = 0;
+	conn_reply(c, code, msg, data, 0);
+	/* requests that came while it ran */
+	if (!c->closing)
+		conn_read(c->bev, c);
 }
 
 int

@@ -6,6 +6,8 @@
 #ifndef MIGRD_CONTROL_H
 #define MIGRD_CONTROL_H
 
+#include <stdint.h>
+
 #include <jansson.h>
 
 int	control_init(void);
@@ -15,5 +17,17 @@ void	control_shutdown(void);
  * write a message (empty = the code's string). */
 typedef int (*ctl_handler)(json_t *req, json_t **data, char *msg,
     size_t msglen);
+
+/*
+ * A handler that cannot answer at once (a migration) takes the caller's
+ * id from control_current(), returns CTL_DEFERRED, and later sends any
+ * number of MSG_CTL_PROGRESS frames and exactly one result.  The
+ * connection reads no other request meanwhile.  A caller that went away
+ * is simply not found: both calls then do nothing.
+ */
+#define CTL_DEFERRED	(-1)
+uint64_t control_current(void);
+int	control_progress(uint64_t id, json_t *progress);	/* steals */
+void	control_finish(uint64_t id, int code, const char *msg, json_t *data);
 
 #endif

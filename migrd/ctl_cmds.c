@@ -5,6 +5,7 @@
 
 #include "control.h"
 #include "ctl_cmds.h"
+#include "mig.h"
 #include "migrd-protocol.h"
 #include "migrd.h"
 #include "nsarg.h"
@@ -27,7 +28,7 @@ cmd_status(json_t *req, json_t **data, char *msg, size_t msglen)
 		if (st != NULL && strcmp(st, "up") == 0)
 			up++;
 	}
-	*data = json_pack("{s:s,s:i,s:I,s:I,s:s,s:s,s:i,s:i,s:i,s:i,s:o}",
+	*data = json_pack("{s:s,s:i,s:I,s:I,s:s,s:s,s:i,s:i,s:i,s:i,s:o,s:o}",
 	    "host", migrd.conf.hostname,
 	    "protocol", MIGR_PROTO_VERSION,
 	    "pid", (json_int_t)getpid(),
@@ -38,7 +39,8 @@ cmd_status(json_t *req, json_t **data, char *msg, size_t msglen)
 	    "peers", migrd.conf.npeers,
 	    "peers_up", (int)up,
 	    "namespaces", ns_count(),
-	    "capabilities", caps_json());
+	    "capabilities", caps_json(),
+	    "migrations", mig_status_json());
 	json_decref(peers);
 	return *data ? RES_OK : RES_ERROR;
 }
@@ -63,40 +65,13 @@ cmd_history(json_t *req, json_t **data, char *msg, size_t msglen)
 	return *data ? RES_OK : RES_ERROR;
 }
 
-static int
-cmd_migrate(json_t *req, json_t **data, char *msg, size_t msglen)
-{
-	const char *ns, *host;
-	json_error_t jerr;
-
-	(void)data;
-	if (json_unpack_ex(req, &jerr, JSON_STRICT, "{s:s,s:s}", "ns", &ns,
-	    "host", &host) == -1) {
-		snprintf(msg, msglen, "migrate: %s", jerr.text);
-		return RES_BAD_REQUEST;
-	}
-	if (nsarg_name(ns, msg, msglen) == -1)
-		return RES_INVALID_ARGUMENT;
-	if (!ns_exists(ns)) {
-		snprintf(msg, msglen, "no namespace '%s'", ns);
-		return RES_NO_SUCH_NS;
-	}
-	if (config_find_peer(&migrd.conf, host) == NULL) {
-		snprintf(msg, msglen, "'%.64s' is not a configured peer", host);
-		return RES_UNKNOWN_PEER;
-	}
-	snprintf(msg, msglen, "migrating %s to %s is not implemented yet",
-	    ns, host);
-	history_add("migrate", "request %s -> %s refused: not implemented",
-	    ns, host);
-	return RES_NOT_IMPLEMENTED;
-}
-
 static const ctl_handler handlers[MSG__MAX] = {
 	[MSG_CTL_STATUS] = cmd_status,
 	[MSG_CTL_PEERS] = cmd_peers,
 	[MSG_CTL_HISTORY] = cmd_history,
-	[MSG_CTL_MIGRATE] = cmd_migrate,
+	[MSG_CTL_MIGRATE] = mig_ctl_migrate,
+	[MSG_CTL_CANCEL] = mig_ctl_cancel,
+	[MSG_CTL_RESOLVE] = mig_ctl_resolve,
 	[MSG_CTL_NS_LIST] = ns_ctl_list,
 	[MSG_CTL_NS_SHOW] = ns_ctl_show,
 	[MSG_CTL_NS_CREATE] = ns_ctl_create,

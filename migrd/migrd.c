@@ -19,6 +19,7 @@
 
 #include "control.h"
 #include "log.h"
+#include "mig.h"
 #include "migrd-protocol.h"
 #include "migrd.h"
 #include "ns.h"
@@ -164,8 +165,10 @@ main(int argc, char *argv[])
 		goto out_control;
 	if (peer_init() == -1)
 		goto out_ns;
-	if (caps_drop() == -1)
+	if (mig_init() == -1)
 		goto out_peer;
+	if (caps_drop() == -1)
+		goto out_mig;
 	history_add("daemon", "started as %s (protocol %d)",
 	    migrd.conf.hostname, MIGR_PROTO_VERSION);
 	notify_send("READY=1\nSTATUS=running");
@@ -175,6 +178,8 @@ main(int argc, char *argv[])
 	else
 		rc = 0;
 	notify_send("STOPPING=1");
+out_mig:
+	mig_shutdown();
 out_peer:
 	peer_shutdown();
 out_ns:

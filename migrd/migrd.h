@@ -31,6 +31,7 @@ extern struct migrd migrd;
 /* history.c: a bounded in-memory log of what migrd did, for "history" */
 void	 history_add(const char *kind, const char *fmt, ...)
 	    __attribute__((format(printf, 2, 3)));
+void	 history_attach(json_t *report);
 json_t	*history_json(void);
 
 /* notify.c: systemd readiness and socket activation */

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "mig.h"
 #include "migrd-protocol.h"
 #include "migrd.h"
 #include "ns.h"
@@ -25,6 +26,7 @@ struct workload {
 	pid_t	pid;
 	time_t	started;
 	char	cmd[256];
+	json_t	*argv;		/* what a migration restarts elsewhere */
 	int	exited;
 	int	status;
 };
@@ -71,6 +73,10 @@ ns_exists(const char *name)
 static void
 ns_free(struct mns *n)
 {
+	int i;
+
+	for (i = 0; i < n->nwl; i++)
+		json_decref(n->wl[i].argv);
 	json_decref(n->addrs);
 	json_decref(n->routes);
 	free(n);
@@ -89,10 +95,11 @@ ns_json(const struct mns *n, int verbose)
 		return o;
 	w = json_array();
 	for (i = 0; w && i < n->nwl; i++)
-		json_array_append_new(w, json_pack("{s:i,s:s,s:I,s:b,s:i}",
+		json_array_append_new(w, json_pack("{s:i,s:s,s:I,s:b,s:i,s:O?}",
 		    "pid", (int)n->wl[i].pid, "command", n->wl[i].cmd,
 		    "started", (json_int_t)n->wl[i].started,
-		    "exited", n->wl[i].exited, "status", n->wl[i].status));
+		    "exited", n->wl[i].exited, "status", n->wl[i].status,
+		    "argv", n->wl[i].argv));
 	json_object_set_new(o, "workloads", w);
 	return o;
 }
@@ -147,6 +154,37 @@ netns_present(const char *name)
 
 	snprintf(path, sizeof(path), "%s/%s", NS_NETNS_DIR, name);
 	return access(path, F_OK) == 0;
+}
+
+/* Workloads of a recovered ns: what they were, for "ns show" and for a
+ * migration's argv.  A pid is no longer our child after a restart. */
+static void
+load_workloads(struct mns *n, json_t *a)
+{
+	json_t *o, *argv;
+	json_int_t pid, started, status;
+	const char *cmd;
+	int exited;
+	size_t i;
+
+	json_array_foreach(a, i, o) {
+		struct workload *w;
+
+		argv = NULL;
+		if (n->nwl == NS_WORKLOADS_MAX || json_unpack(o,
+		    "{s:I,s:s,s:I,s:b,s:I,s?o}", "pid", &pid, "command", &cmd,
+		    "started", &started, "exited", &exited, "status", &status,
+		    "argv", &argv) == -1 ||
+		    (argv != NULL && ns_argv_check(argv, NULL, 0) != RES_OK))
+			continue;
+		w = &n->wl[n->nwl++];
+		w->pid = (pid_t)pid;
+		w->started = (time_t)started;
+		snprintf(w->cmd, sizeof(w->cmd), "%s", cmd);
+		w->exited = exited;
+		w->status = (int)status;
+		w->argv = argv ? json_incref(argv) : NULL;
+	}
 }
 
 /* Re-read state.json and keep what still exists on the system. */
@@ -212,6 +250,7 @@ state_load(void)
 		n->addrs = json_incref(addrs);
 		n->routes = json_incref(routes);
 		n->created = (time_t)created;
+		load_workloads(n, json_object_get(o, "workloads"));
 		TAILQ_INSERT_TAIL(&nslist, n, entry);
 		nscount++;
 		cgroup_create(name);
@@ -500,6 +539,10 @@ ns_ctl_delete(json_t *req, json_t **data, char *msg, size_t msglen)
 	(void)data;
 	if ((rc = get_ns_arg(req, &name, msg, msglen)) != RES_OK)
 		return rc;
+	if (mig_busy(name)) {
+		snprintf(msg, msglen, "%s is being migrated", name);
+		return RES_BUSY;
+	}
 	n = ns_find(name);
 	ns_teardown(name);
 	TAILQ_REMOVE(&nslist, n, entry);
@@ -511,28 +554,22 @@ ns_ctl_delete(json_t *req, json_t **data, char *msg, size_t msglen)
 	return RES_OK;
 }
 
+/* argv from a request or a peer: RES_OK, or a result code and msg. */
 int
-ns_ctl_run(json_t *req, json_t **data, char *msg, size_t msglen)
+ns_argv_check(json_t *ja, char *msg, size_t msglen)
 {
-	const char *argv[NSARG_ARGV_MAX + 1], *name;
-	char logpath[PATH_MAX + 32], err[256];
-	json_t *ja, *v;
-	json_error_t jerr;
-	struct mns *n;
-	struct workload *w;
-	size_t i, argc, off = 0;
-	pid_t pid;
+	const char *argv[NSARG_ARGV_MAX + 1];
+	char dummy[8];
+	size_t i, argc;
+	json_t *v;
 
-	if (json_unpack_ex(req, &jerr, JSON_STRICT, "{s:s,s:o}", "ns", &name,
-	    "argv", &ja) == -1 || !json_is_array(ja)) {
-		snprintf(msg, msglen, "bad request: %s", jerr.text);
-		return RES_BAD_REQUEST;
+	if (msg == NULL) {
+		msg = dummy;
+		msglen = sizeof(dummy);
 	}
-	if (nsarg_name(name, msg, msglen) == -1)
-		return RES_INVALID_ARGUMENT;
-	if ((n = ns_find(name)) == NULL) {
-		snprintf(msg, msglen, "no namespace '%s'", name);
-		return RES_NO_SUCH_NS;
+	if (!json_is_array(ja)) {
+		snprintf(msg, msglen, "argv is not an array");
+		return RES_BAD_REQUEST;
 	}
 	argc = json_array_size(ja);
 	if (argc > NSARG_ARGV_MAX) {
@@ -549,6 +586,61 @@ ns_ctl_run(json_t *req, json_t **data, char *msg, size_t msglen)
 	argv[argc] = NULL;
 	if (nsarg_argv(argv, argc, msg, msglen) == -1)
 		return RES_INVALID_ARGUMENT;
+	return RES_OK;
+}
+
+/* Record a started workload (n has room: callers made it). */
+static struct workload *
+add_workload(struct mns *n, pid_t pid, json_t *argv)
+{
+	struct workload *w = &n->wl[n->nwl++];
+	size_t i, off = 0;
+
+	memset(w, 0, sizeof(*w));
+	w->pid = pid;
+	w->started = time(NULL);
+	w->argv = json_incref(argv);
+	for (i = 0; i < json_array_size(argv) && off < sizeof(w->cmd) - 1; i++)
+		off += (size_t)snprintf(w->cmd + off, sizeof(w->cmd) - off,
+		    "%s%s", i ? " " : "", json_string_value(json_array_get(argv,
+		    i)));
+	return w;
+}
+
+int
+ns_ctl_run(json_t *req, json_t **data, char *msg, size_t msglen)
+{
+	const char *argv[NSARG_ARGV_MAX + 1], *name;
+	char logpath[PATH_MAX + 32], err[256];
+	json_t *ja, *v;
+	json_error_t jerr;
+	struct mns *n;
+	struct workload *w;
+	size_t i, argc;
+	pid_t pid;
+	int rc;
+
+	if (json_unpack_ex(req, &jerr, JSON_STRICT, "{s:s,s:o}", "ns", &name,
+	    "argv", &ja) == -1 || !json_is_array(ja)) {
+		snprintf(msg, msglen, "bad request: %s", jerr.text);
+		return RES_BAD_REQUEST;
+	}
+	if (nsarg_name(name, msg, msglen) == -1)
+		return RES_INVALID_ARGUMENT;
+	if ((n = ns_find(name)) == NULL) {
+		snprintf(msg, msglen, "no namespace '%s'", name);
+		return RES_NO_SUCH_NS;
+	}
+	if (mig_busy(name)) {
+		snprintf(msg, msglen, "%s is being migrated", name);
+		return RES_BUSY;
+	}
+	if ((rc = ns_argv_check(ja, msg, msglen)) != RES_OK)
+		return rc;
+	argc = json_array_size(ja);
+	json_array_foreach(ja, i, v)
+		argv[i] = json_string_value(v);
+	argv[argc] = NULL;
 	if (n->nwl == NS_WORKLOADS_MAX) {
 		/* forget the oldest finished one, or refuse */
 		for (i = 0; i < (size_t)n->nwl && !n->wl[i].exited; i++)
@@ -570,16 +662,176 @@ ns_ctl_run(json_t *req, json_t **data, char *msg, size_t msglen)
 		    name, err);
 		return RES_SYSTEM;
 	}
-	w = &n->wl[n->nwl++];
-	memset(w, 0, sizeof(*w));
-	w->pid = pid;
-	w->started = time(NULL);
-	for (i = 0; i < argc && off < sizeof(w->cmd) - 1; i++)
-		off += (size_t)snprintf(w->cmd + off, sizeof(w->cmd) - off,
-		    "%s%s", i ? " " : "", argv[i]);
+	w = add_workload(n, pid, ja);
 	state_save();
 	history_add("run", "%s: pid %ld: %s", name, (long)pid, w->cmd);
 	*data = json_pack("{s:i,s:s}", "pid", (int)pid, "log", logpath);
 	snprintf(msg, msglen, "started pid %ld in %s", (long)pid, name);
 	return RES_OK;
+}
+
+/* --- what a migration needs (mig_src.c, mig_dst.c) --- */
+
+json_t *
+ns_describe(const char *name)
+{
+	struct mns *n = ns_find(name);
+
+	if (n == NULL)
+		return NULL;
+	return json_pack("{s:O,s:O,s:s}", "addrs", n->addrs, "routes",
+	    n->routes, "mac", n->mac);
+}
+
+json_t *
+ns_workload_argv(const char *name)
+{
+	struct mns *n = ns_find(name);
+	int i;
+
+	for (i = n ? n->nwl - 1 : -1; i >= 0; i--)
+		if (n->wl[i].argv != NULL && !n->wl[i].exited)
+			return json_incref(n->wl[i].argv);
+	return NULL;
+}
+
+/* The description a peer sent: RES_OK, or a result code and msg. */
+int
+ns_describe_check(json_t *d, char *msg, size_t msglen)
+{
+	struct nsarg_addr a;
+	struct nsarg_route r;
+	uint8_t mac[6];
+	json_t *addrs, *routes, *v;
+	const char *m;
+	json_error_t jerr;
+	size_t i;
+
+	if (json_unpack_ex(d, &jerr, JSON_STRICT, "{s:o,s:o,s:s}", "addrs",
+	    &addrs, "routes", &routes, "mac", &m) == -1) {
+		snprintf(msg, msglen, "namespace: %s", jerr.text);
+		return RES_BAD_REQUEST;
+	}
+	if (!json_is_array(addrs) || json_array_size(addrs) == 0 ||
+	    json_array_size(addrs) > NSARG_ADDRS_MAX ||
+	    !json_is_array(routes) ||
+	    json_array_size(routes) > NSARG_ROUTES_MAX) {
+		snprintf(msg, msglen, "namespace: 1-%d addrs, at most %d "
+		    "routes", NSARG_ADDRS_MAX, NSARG_ROUTES_MAX);
+		return RES_INVALID_ARGUMENT;
+	}
+	json_array_foreach(addrs, i, v)
+		if (!json_is_string(v) || nsarg_addr(json_string_value(v), &a,
+		    msg, msglen) == -1)
+			return RES_INVALID_ARGUMENT;
+	json_array_foreach(routes, i, v)
+		if (!json_is_string(v) || nsarg_route(json_string_value(v),
+		    &r, msg, msglen) == -1)
+			return RES_INVALID_ARGUMENT;
+	if (m[0] != '\0' && nsarg_mac(m, mac, msg, msglen) == -1)
+		return RES_INVALID_ARGUMENT;
+	return RES_OK;
+}
+
+/* Could name live here?  RES_OK, or why not. */
+int
+ns_can_host(const char *name, json_t *addrs, char *msg, size_t msglen)
+{
+	char veth[IFNAMSIZ], cg[PATH_MAX + 32];
+	struct nsarg_addr want, have;
+	struct mns *n;
+	json_t *v, *w;
+	size_t i, j;
+
+	snprintf(veth, sizeof(veth), "v%s", name);
+	snprintf(cg, sizeof(cg), "%s/%s", migrd.conf.cgroup_root, name);
+	if (ns_find(name) != NULL || netns_present(name)) {
+		snprintf(msg, msglen, "namespace '%s' exists on %s", name,
+		    migrd.conf.hostname);
+		return RES_NS_EXISTS;
+	}
+	if (if_nametoindex(veth) != 0) {
+		snprintf(msg, msglen, "interface %s exists on %s", veth,
+		    migrd.conf.hostname);
+		return RES_NS_EXISTS;
+	}
+	if (if_nametoindex(migrd.conf.bridge) == 0) {
+		snprintf(msg, msglen, "bridge %s does not exist on %s",
+		    migrd.conf.bridge, migrd.conf.hostname);
+		return RES_SYSTEM;
+	}
+	if (cgroup_check() == -1) {
+		snprintf(msg, msglen, "no cgroup v2 for workloads on %s",
+		    migrd.conf.hostname);
+		return RES_SYSTEM;
+	}
+	if (nscount >= NS_MAX) {
+		snprintf(msg, msglen, "%s has %d namespaces already",
+		    migrd.conf.hostname, NS_MAX);
+		return RES_LIMIT;
+	}
+	json_array_foreach(addrs, i, v) {
+		if (nsarg_addr(json_string_value(v), &want, msg, msglen) == -1)
+			return RES_INVALID_ARGUMENT;
+		TAILQ_FOREACH(n, &nslist, entry) {
+			json_array_foreach(n->addrs, j, w) {
+				if (nsarg_addr(json_string_value(w), &have,
+				    NULL, 0) == -1 || have.family != want.family ||
+				    memcmp(&have.addr, &want.addr,
+				    want.family == AF_INET ? 4 : 16) != 0)
+					continue;
+				snprintf(msg, msglen, "address %s is in use "
+				    "by namespace %s on %s",
+				    json_string_value(v), n->name,
+				    migrd.conf.hostname);
+				return RES_NS_EXISTS;
+			}
+		}
+	}
+	return RES_OK;
+}
+
+/* A namespace that came in by migration, its workload running. */
+int
+ns_adopt(const char *name, json_t *desc, json_t *argv, pid_t pid)
+{
+	struct mns *n;
+	const char *mac = "";
+
+	if ((n = calloc(1, sizeof(*n))) == NULL) {
+		log_warn("%s: calloc", __func__);
+		return -1;
+	}
+	snprintf(n->name, sizeof(n->name), "%s", name);
+	json_unpack(desc, "{s:s}", "mac", &mac);
+	snprintf(n->mac, sizeof(n->mac), "%s", mac);
+	n->addrs = json_incref(json_object_get(desc, "addrs"));
+	n->routes = json_incref(json_object_get(desc, "routes"));
+	n->created = time(NULL);
+	if (argv != NULL && pid > 0)
+		add_workload(n, pid, argv);
+	TAILQ_INSERT_TAIL(&nslist, n, entry);
+	nscount++;
+	state_save();
+	return 0;
+}
+
+/* A namespace that moved away: migsrc_commit took the system's part. */
+void
+ns_forget(const char *name)
+{
+	struct mns *n = ns_find(name);
+
+	if (n == NULL)
+		return;
+	TAILQ_REMOVE(&nslist, n, entry);
+	nscount--;
+	ns_free(n);
+	state_save();
+}
+
+void
+ns_logpath(const char *name, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/%s.log", migrd.conf.state_dir, name);
 }

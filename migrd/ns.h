@@ -25,6 +25,17 @@ int	ns_ctl_create(json_t *, json_t **, char *, size_t);
 int	ns_ctl_delete(json_t *, json_t **, char *, size_t);
 int	ns_ctl_run(json_t *, json_t **, char *, size_t);
 
+/* what a migration needs */
+int	ns_argv_check(json_t *argv, char *msg, size_t msglen);
+json_t	*ns_describe(const char *name);		/* {addrs, routes, mac} */
+int	ns_describe_check(json_t *desc, char *msg, size_t msglen);
+json_t	*ns_workload_argv(const char *name);	/* newest running, or NULL */
+int	ns_can_host(const char *name, json_t *addrs, char *msg,
+	    size_t msglen);
+int	ns_adopt(const char *name, json_t *desc, json_t *argv, pid_t pid);
+void	ns_forget(const char *name);
+void	ns_logpath(const char *name, char *buf, size_t len);
+
 /* workload.c: start argv in ns under its cgroup; pid or -1 + err. */
 pid_t	workload_start(const char *ns, const char *const *argv,
 	    const char *logpath, char *err, size_t errlen);

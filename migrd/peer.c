@@ -18,6 +18,7 @@
 #include "frame.h"
 #include "listener.h"
 #include "log.h"
+#include "mig.h"
 #include "migrd-protocol.h"
 #include "migrd.h"
 #include "peer.h"
@@ -144,9 +145,11 @@ sess_close(struct session *s, const char *fmt, ...)
 	if (s->peer != NULL) {
 		snprintf(s->peer->last_error, sizeof(s->peer->last_error),
 		    "%s", why);
-		if (was_up)
+		if (was_up) {
 			history_add("peer", "%s down: %s", s->peer->pc->name,
 			    why);
+			mig_channel(s->peer->pc->name, 0);
+		}
 		else
 			log_warnx("peer %s (%s): %s", s->peer->pc->name,
 			    s->addr, why);
@@ -168,11 +171,14 @@ sess_send(struct session *s, uint16_t type, json_t *payload)
 	struct evbuffer *out = bufferevent_get_output(s->bev);
 	int rc;
 
-	rc = frame_push(out, type, payload, migrd.conf.max_message);
+	rc = frame_push(out, type, payload, type == MSG_MIG_RECORD ?
+	    MIGR_RECORD_MAX : migrd.conf.max_message);
 	json_decref(payload);
 	if (rc == -1)
 		return -1;
-	if (evbuffer_get_length(out) > migrd.conf.max_queue) {
+	/* records are paced by the dumper (peer_output_len) instead */
+	if (type != MSG_MIG_RECORD &&
+	    evbuffer_get_length(out) > migrd.conf.max_queue) {
 		sess_close(s, "output queue above max-queue (%u bytes)",
 		    migrd.conf.max_queue);
 		return -1;
@@ -217,6 +223,7 @@ sess_up(struct session *s)
 	s->peer->last_error[0] = '\0';
 	history_add("peer", "%s up (%s, %s, %s)", s->peer->pc->name, s->addr,
 	    SSL_get_version(s->ssl), s->outbound ? "outbound" : "inbound");
+	mig_channel(s->peer->pc->name, 1);
 }
 
 static void
@@ -309,8 +316,13 @@ handle_frame(struct session *s, struct frame_hdr *h, json_t *j)
 		    (long long)code, msg);
 		return;
 	default:
+		if (MSG_IS_MIG(h->type) && s->state == S_UP) {
+			mig_rx(s->peer->pc->name, h->type, j);
+			return;
+		}
 		sess_close(s, "message type %u (%s) is not for the peer "
-		    "channel", h->type, migr_msgname(h->type));
+		    "channel%s", h->type, migr_msgname(h->type),
+		    MSG_IS_MIG(h->type) ? " before hello" : "");
 		return;
 	}
 }
@@ -325,7 +337,14 @@ sess_read(struct bufferevent *bev, void *arg)
 	int st;
 
 	while (s->state == S_HELLO || s->state == S_UP) {
-		st = frame_pull(in, migrd.conf.max_message, &h, &j);
+		/* socket records may be large, but only from the peer of a
+		 * migration this host has prepared for */
+		size_t limit = s->state == S_UP ?
+		    mig_rx_limit(s->peer->pc->name) : migrd.conf.max_message;
+
+		bufferevent_setwatermark(bev, EV_READ, 0,
+		    limit + MIGR_FRAME_HDR_LEN);
+		st = frame_pull(in, limit, &h, &j);
 		if (st == FRAME_PARTIAL)
 			return;
 		s->last_rx_ms = now_ms();
@@ -342,10 +361,17 @@ sess_read(struct bufferevent *bev, void *arg)
 				    h.version, MIGR_PROTO_VERSION);
 			else if (st == FRAME_TOO_BIG)
 				sess_close(s, "frame of %u bytes is above "
-				    "max-message %u", h.len,
-				    migrd.conf.max_message);
+				    "the limit %zu", h.len, limit);
 			else
 				sess_close(s, "%s", frame_strstatus(st));
+			return;
+		}
+		if (h.len > migrd.conf.max_message &&
+		    h.type != MSG_MIG_RECORD) {
+			json_decref(j);
+			sess_close(s, "%s of %u bytes is above max-message %u",
+			    migr_msgname(h.type), h.len,
+			    migrd.conf.max_message);
 			return;
 		}
 		handle_frame(s, &h, j);
@@ -550,15 +576,23 @@ peer_dial(evutil_socket_t fd, short what, void *arg)
 		return;
 	if (make_sockaddr(p->pc->addr, p->pc->port, &ss, &len) == -1)
 		return;
+	/* our own socket: libevent's would not be close-on-exec */
+	if ((fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK |
+	    SOCK_CLOEXEC, 0)) == -1) {
+		log_warn("%s: socket", __func__);
+		schedule_redial(p);
+		return;
+	}
 	if ((ssl = SSL_new(migrd.ssl_ctx)) == NULL) {
 		log_warnx("%s: SSL_new failed", __func__);
+		close(fd);
 		schedule_redial(p);
 		return;
 	}
 	/* checked during the handshake against SAN DNS (or CN) */
 	SSL_set1_host(ssl, p->pc->name);
 	SSL_set_tlsext_host_name(ssl, p->pc->name);
-	if ((s = sess_new(-1, ssl, 1)) == NULL) {
+	if ((s = sess_new(fd, ssl, 1)) == NULL) {
 		schedule_redial(p);
 		return;
 	}
@@ -656,6 +690,37 @@ peer_shutdown(void)
 	}
 	listener_free(peer_listener);
 	peer_listener = NULL;
+}
+
+int
+peer_send(const char *name, int type, json_t *payload)
+{
+	struct peer *p = find_peer(name);
+
+	if (p == NULL || p->sess == NULL || p->sess->state != S_UP) {
+		json_decref(payload);
+		return -1;
+	}
+	return sess_send(p->sess, (uint16_t)type, payload);
+}
+
+size_t
+peer_output_len(const char *name)
+{
+	struct peer *p = find_peer(name);
+
+	if (p == NULL || p->sess == NULL || p->sess->state != S_UP)
+		return 0;
+	return evbuffer_get_length(bufferevent_get_output(p->sess->bev));
+}
+
+void
+peer_drop(const char *name, const char *why)
+{
+	struct peer *p = find_peer(name);
+
+	if (p != NULL && p->sess != NULL)
+		sess_close(p->sess, "%s", why);
 }
 
 int

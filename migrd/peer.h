@@ -7,11 +7,17 @@
 #ifndef MIGRD_PEER_H
 #define MIGRD_PEER_H
 
+#include <stddef.h>
+
 #include <jansson.h>
 
 int	 peer_init(void);		/* listener + dialers */
 void	 peer_shutdown(void);
 json_t	*peer_list_json(void);
 int	 peer_is_up(const char *name);
+/* Queue one message to a peer whose session is up (payload stolen). */
+int	 peer_send(const char *name, int type, json_t *payload);
+size_t	 peer_output_len(const char *name);	/* bytes not yet sent */
+void	 peer_drop(const char *name, const char *why);	/* fault tests */
 
 #endif

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/close_range.h>
 #include <linux/magic.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -130,7 +131,8 @@ struct child_err {
 };
 
 static const char *const stages[] = {
-	"open log file", "join cgroup", "open netns", "setns", "exec"
+	"open log file", "join cgroup", "open netns", "setns",
+	"close inherited fds", "exec"
 };
 
 static __attribute__((noreturn)) void
@@ -167,6 +169,11 @@ child(int wfd, const char *ns, const char *const *argv, const char *logpath)
 	if (setns(fd, CLONE_NEWNET) == -1)
 		goto fail;
 	ce.stage = 4;
+	/* nothing of migrd's may leak into a workload: its peer sessions
+	 * would be collected and frozen with it at the next migration */
+	if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) == -1)
+		goto fail;
+	ce.stage = 5;
 	execv(argv[0], (char *const *)argv);
 fail:
 	ce.err = errno;
@@ -205,7 +212,7 @@ workload_start(const char *ns, const char *const *argv, const char *logpath,
 	close(p[0]);
 	if (n == 0)
 		return pid;		/* exec succeeded */
-	if (n == (ssize_t)sizeof(ce) && ce.stage >= 0 && ce.stage < 5)
+	if (n == (ssize_t)sizeof(ce) && ce.stage >= 0 && ce.stage < 6)
 		snprintf(err, errlen, "%s: %s", stages[ce.stage],
 		    strerror(ce.err));
 	else

@@ -38,14 +38,23 @@ migrd_conf() {
 	} > "$MSHARE/$g.conf"
 }
 
-# migrd_start GUEST: start migrd, wait (10 s) until it answers "status".
+# migrd_start GUEST [VAR=VALUE...]: start migrd (with those variables in
+# its environment, e.g. MIGRD_FAULT=...), wait (10 s) until it answers.
 migrd_start() {
-	gx "$1" "setsid $MIGRD -d -v -f $GSHARE/$1.conf </dev/null \
+	local g=$1; shift
+	gx "$g" "setsid env $* $MIGRD -d -v -f $GSHARE/$g.conf </dev/null \
 		>>/run/migrd/migrd.log 2>&1 & echo \$! > /run/migrd/test.pid
 		for i in \$(seq 100); do
 			$MIGCTL status >/dev/null 2>&1 && exit 0; sleep 0.1
 		done
 		echo 'migrd did not answer:'; tail -20 /run/migrd/migrd.log; exit 1"
+}
+
+# migrd_peered GUEST PEER: wait (15 s) until GUEST's session with PEER is up
+migrd_peered() {
+	gx "$1" "for i in \$(seq 150); do
+		$MIGCTL -j peers | jq -e '.data.peers[] | select(.name == \"$2\" and .state == \"up\")' >/dev/null && exit 0
+		sleep 0.1; done; exit 1"
 }
 
 # migrd_stop GUEST: SIGTERM, wait until the process is gone.
@@ -69,6 +78,8 @@ migrd_cleanup() {
 		gx "$g" "$MIGCTL ns list -j 2>/dev/null | jq -r '.data.namespaces[].name' 2>/dev/null |
 			while read -r n; do $MIGCTL ns delete \$n; done" >/dev/null 2>&1
 		migrd_stop "$g" >/dev/null 2>&1
+		# one a failed test lost track of
+		gx "$g" "pkill -x migrd; sleep 0.3; pkill -9 -x migrd; true" >/dev/null 2>&1
 		gx "$g" 'rm -rf /var/lib/migrd/* /run/migrd/migrd.sock /run/migrd/migrd.log' \
 			>/dev/null 2>&1
 	done

@@ -30,6 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "announce.h"
 #include "freeze.h"
 #include "launch.h"
 #include "log.h"
@@ -210,6 +211,13 @@ dest(const char *ns, const char *hostif, const char *bridge, const char *cg,
 	}
 	if (migdst_go_live(&d, bridge, &fds, &names, &nfds) < 0)
 		goto out_discard;
+	{
+		struct timespec gap = { 0, MIGDST_REANNOUNCE_MS * 1000000L };
+
+		nanosleep(&gap, NULL);
+		if (announce_addrs(ns, "eth0") < 0)
+			log_warnx("%s: second announcement failed", ns);
+	}
 	pid = launch_workload(ns, cg, fds, names, nfds, argv, "/tmp/migtool-workload.log");
 	migdst_free_fds(fds, names, nfds);
 	if (pid < 0)

@@ -701,6 +701,48 @@ test_bound_unconnected(void **unused)
 	}
 }
 
+/*
+ * A connection reset by its peer while the task keeps the fd: it shows
+ * its old local address but no longer holds the port.  Restored next
+ * to the listener still on that port, it must not fail with EADDRINUSE
+ * (seen in the lab: a probe connection reset just before a freeze made
+ * the whole migration roll back).
+ */
+static void
+test_reset_conn_beside_listener(void **unused)
+{
+	struct linger lg = { 1, 0 };
+	struct sockaddr_storage got;
+	socklen_t glen = sizeof(got);
+	struct sk_handle *h;
+	struct sk_state *st;
+	int lfd, cfd, sfd;
+
+	(void)unused;
+	NEED_NETNS();
+	lfd = listener(AF_INET, 7140);
+	cfd = connect_to(AF_INET, 7140, 0);
+	sfd = accept(lfd, NULL, NULL);
+	assert_true(sfd >= 0);
+	/* the client goes away with a RST: the server's end is closed */
+	assert_int_equal(setsockopt(cfd, SOL_SOCKET, SO_LINGER, &lg,
+	    sizeof(lg)), 0);
+	close(cfd);
+	usleep(100000);
+	h = move(sfd, &st);
+	assert_true(st->state == SK_ST_BOUND || st->state == SK_ST_CLOSE);
+	sk_state_free(st);
+	assert_int_equal(sk_resume(h, 0), 0);
+	sfd = sk_detach(h);
+	assert_int_equal(getsockname(sfd, (struct sockaddr *)&got, &glen), 0);
+	/* and the listener beside it still serves */
+	cfd = connect_to(AF_INET, 7140, 0);
+	close(accept(lfd, NULL, NULL));
+	close(cfd);
+	close(sfd);
+	close(lfd);
+}
+
 static void
 test_check_refuses(void **unused)
 {
@@ -741,6 +783,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_established_v4),
+		cmocka_unit_test(test_reset_conn_beside_listener),
 		cmocka_unit_test(test_established_v6),
 		cmocka_unit_test(test_close_wait_v4),
 		cmocka_unit_test(test_close_wait_v6),

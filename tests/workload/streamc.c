@@ -3,7 +3,8 @@
  * both directions (-r bytes/s each way per connection), checks every byte
  * it reads against the pattern (pattern.h), measures the longest stall
  * (the longest wait between two reads on any connection), and every -p
- * milliseconds opens a fresh connection to check that the service still
+ * milliseconds opens a fresh connection (to a target that is not idle,
+ * since an idle port never speaks) to check that the service still
  * accepts.
  *
  *   streamc -c ADDR:PORT[,MODE] [-c ...]... [-n CONNS] [-r RATE]
@@ -196,14 +197,33 @@ on_connected(evutil_socket_t fd, short what, void *arg)
 	free(pd);
 }
 
+/* A probe wants to be served: never an idle target, which is silent. */
+static struct target *
+probe_target(void)
+{
+	static unsigned next_probe;
+	int i;
+
+	for (i = 0; i < ntargets; i++) {
+		struct target *t = &targets[next_probe++ % ntargets];
+
+		if (!t->idle)
+			return t;
+	}
+	return NULL;
+}
+
 static void
 start_connect(int probe)
 {
-	struct target *t = &targets[next_target++ % ntargets];
+	struct target *t = probe ? probe_target() :
+	    &targets[next_target++ % ntargets];
 	struct timeval limit = { probe ? (long)PROBE_TIMEOUT : 60, 0 };
 	struct pending *pd;
 	int fd;
 
+	if (t == NULL)
+		return;		/* only idle targets: nothing to probe */
 	fd = socket(t->ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	pd = calloc(1, sizeof(*pd));
 	if (fd < 0 || pd == NULL) {

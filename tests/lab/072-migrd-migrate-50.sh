@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# "migctl migrate" moves a namespace with 50 live client connection(s)
+# (IPv4 and IPv6, busy, idle, half-closed either way, plus 4 listeners)
+# host1 -> host2 and back, under traffic; see lib-migrate-run.sh.
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/lib-migrd.sh"
+. "$(dirname "$0")/lib-migrate.sh"
+CONNS=50 RATE=5000 MIN_SOCKETS=30 SECS=35
+. "$(dirname "$0")/lib-migrate-run.sh"

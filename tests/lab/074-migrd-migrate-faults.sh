@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# Failures before the commit point leave the service on host1 exactly as
+# it was: one is injected at each phase (MIGRD_FAULT, see docs/testing.md)
+# while a client keeps 12 connections busy, and after each svc must run
+# on host1 only, thawed and unlocked, with nothing left on host2.  Then
+# the commit point: host2 dies on COMMIT, host1 stays in doubt (frozen,
+# locked, "migctl status" says so) until host2 comes back and answers
+# "aborted", or until "migctl resolve" ends it.  The client must see no
+# reset and no wrong byte through all of it.
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/lib-migrd.sh"
+. "$(dirname "$0")/lib-migrate.sh"
+trap mig_teardown EXIT
+TIMEOUT=4
+check "migrd on host1 and host2, peered" mig_setup "commit-timeout 1000" "migrate-timeout $TIMEOUT"
+check "svc serving on host1" svc_start host1 20000 600
+gx client "rm -f /tmp/$NS.report; setsid $W/streamc -c $SVC4:7400 -c '[$SVC6]:7400' -c $SVC4:7401,idle \
+	-n 12 -r 20000 -d 0 -p 500 -o /tmp/$NS.report </dev/null >/tmp/$NS.client 2>&1 &"
+capture_start
+sleep 4
+
+# restart GUEST [FAULT]: migrd again on GUEST, with a fault or none
+restart() {
+	migrd_stop "$1" && migrd_start "$1" ${2:+MIGRD_FAULT=$2} && migrd_peered host1 host2
+}
+
+# untouched WHAT: svc on host1 only, thawed, unlocked, none on host2
+untouched() {
+	local i
+	for i in $(seq $((TIMEOUT * 5 + 10))); do	# host2 may wait its timeout
+		gx host2 "[ ! -e /run/netns/$NS ] && ! ip link show v$NS >/dev/null 2>&1" && break
+		sleep 0.2
+	done
+	is "$(svc_where)" host1 "$1: svc runs on host1 only"
+	is "$(gx host1 "grep frozen $CG/cgroup.events; ip netns exec $NS nft list tables | grep -c migr_lock")" \
+		"frozen 0
+0" "$1: host1 is thawed and unlocked"
+	is "$(gx host2 "ls /run/netns; ip -br link show v$NS 2>/dev/null; $MIGCTL -j status | jq '.data.migrations | length'")" \
+		"0" "$1: host2 kept nothing and has no migration"
+	is "$(gx host1 "$MIGCTL -j status | jq '.data.migrations | length'")" 0 "$1: host1 has no migration left"
+}
+
+for f in "host2 dst-refuse 15 refused" "host1 src-freeze 16 rolled-back" \
+	"host1 src-dump 16 rolled-back" "host1 channel-drop 16 rolled-back" \
+	"host2 dst-restore 16 rolled-back" "host2 dst-ready-hold 16 rolled-back"; do
+	set -- $f
+	check "$2: migrd on $1 restarted with the fault" restart "$1" "$2"
+	migrate host1 host2
+	diag "$MOUT"
+	is "$MRC" "$3" "$2: migctl migrate exits $3"
+	is "$(rep .outcome)" "$4" "$2: the report says $4"
+	like "$(rep .reason)" '.' "$2: and why ($(rep .reason))"
+	untouched "$2"
+	check "$2: migrd on $1 restarted without faults" restart "$1"
+done
+
+# --- refused before anything: host2 already has a namespace called svc
+mc host2 "ns create $NS --addr 10.77.0.181/24" >/dev/null
+migrate host1 host2
+is "$MRC" 15 "a name taken on host2: refused (15)"
+like "$MOUT" "exists on host2" "and it says so"
+mc host2 "ns delete $NS" >/dev/null
+untouched "name taken"
+
+# --- cancel while host2 holds back READY
+check "host2 holds READY back" restart host2 dst-ready-hold
+gx host1 "setsid sh -c '$MIGCTL migrate $NS host2 >/tmp/$NS.mig 2>&1; echo rc=\$? >>/tmp/$NS.mig' </dev/null >/dev/null 2>&1 &"
+for i in $(seq 50); do
+	[ "$(gx host1 "$MIGCTL -j status | jq -r '.data.migrations[0].state'")" = frozen ] && break; sleep 0.1
+done
+out=$(mc host1 "cancel $NS; echo rc=\$?")
+is "$(sed -n 's/^rc=//p' <<<"$out")" 0 "migctl cancel while frozen exits 0"
+for i in $(seq 50); do gx host1 "grep -q ^rc= /tmp/$NS.mig" && break; sleep 0.1; done
+mout=$(gx host1 "cat /tmp/$NS.mig")
+diag "$mout"
+is "$(sed -n 's/^rc=//p' <<<"$mout")" 16 "the migrate command ends rolled back (16)"
+like "$mout" "cancel by the operator" "because of the cancel"
+untouched "cancel"
+out=$(mc host1 "cancel $NS; echo rc=\$?")
+is "$(sed -n 's/^rc=//p' <<<"$out")" 7 "cancel with no migration under way: 7"
+
+# --- in doubt: host2 dies on COMMIT; when it comes back it answers
+# "aborted" to the repeated COMMIT and host1 rolls back by itself
+check "host2 will die on COMMIT" restart host2 dst-crash-commit
+migrate host1 host2
+diag "$MOUT"
+is "$MRC" 17 "host2 died after COMMIT: migctl migrate exits 17 (in doubt)"
+st=$(gx host1 "$MIGCTL -j status | jq -c '.data.migrations[0] | {state, role, peer}'")
+is "$st" '{"state":"in-doubt","role":"source","peer":"host2"}' "migctl status on host1 shows it in doubt"
+like "$(mc host1 status)" "in doubt with host2" "and says so in words"
+is "$(gx host1 "grep frozen $CG/cgroup.events")" "frozen 1" "host1 keeps svc frozen while in doubt"
+out=$(mc host1 "ns delete $NS; echo rc=\$?")
+is "$(sed -n 's/^rc=//p' <<<"$out")" 18 "ns delete is refused while in doubt (18)"
+check "host2's migrd starts again" restart host2
+for i in $(seq 100); do
+	[ "$(gx host1 "$MIGCTL -j status | jq '.data.migrations | length'")" = 0 ] && break; sleep 0.2
+done
+like "$(gx host1 "$MIGCTL -j history | jq -r '.data.events[].event'" | tail -3)" "rolled back" \
+	"host2 answered the repeated COMMIT with aborted: host1 rolled back"
+untouched "in doubt, then healed"
+
+# --- in doubt again, ended by the operator
+check "host2 will die on COMMIT again" restart host2 dst-crash-commit
+migrate host1 host2
+is "$MRC" 17 "in doubt again"
+out=$(mc host1 "resolve $NS rollback; echo rc=\$?")
+is "$(sed -n 's/^rc=//p' <<<"$out")" 0 "migctl resolve svc rollback exits 0"
+check "host2's migrd starts again (and cleans up)" restart host2
+untouched "resolved by the operator"
+
+# --- the client lived through all of it; the service never sent FIN/RST
+sleep 2
+gx client "pkill -TERM -x streamc; for i in \$(seq 50); do pgrep -x streamc >/dev/null || break; sleep 0.2; done"
+r=$(gx client "cat /tmp/$NS.report")
+check_client "$r" "through every failure"
+finrst=$(capture_stop)
+is "$(grep -c . <<<"$finrst")" 0 "no FIN or RST from the service's busy port"
+[ -z "$finrst" ] || diag "$finrst"
+done_testing

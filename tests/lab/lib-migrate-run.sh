@@ -1,0 +1,48 @@
+# Sourced by 071/072/073 with CONNS, RATE and SECS set: one migration of
+# svc host1 -> host2 under live traffic through "migctl migrate", every
+# check on the outcome, then the move back to host1.
+trap mig_teardown EXIT
+check "migrd on host1 and host2, peered" mig_setup "commit-timeout 1000"
+check "svc created and serving on host1 through migrd" svc_start host1 "$RATE"
+client_start "$CONNS" "$SECS" "$RATE"
+capture_start
+sleep "${WARM:-5}"
+
+# --- host1 -> host2
+migrate host1 host2
+diag "$MOUT"
+is "$MRC" 0 "migctl migrate $NS host2 exits 0"
+like "$MOUT" 'prepared .*locked and detached' "it printed the pre-copy phase"
+like "$MOUT" 'freeze .*frozen, traffic locked' "it printed the freeze"
+like "$MOUT" 'ready .*restored' "it printed the restore"
+like "$MOUT" 'downtime' "it printed the figures table"
+is "$(rep .outcome)" moved "history keeps the report: moved"
+n=$(rep .sockets.total)
+if [ "${n:-0}" -ge "$MIN_SOCKETS" ]; then pass "$n sockets moved (at least $MIN_SOCKETS)"; else fail "${n:-0} sockets moved, expected at least $MIN_SOCKETS"; fi
+is "$(rep .sockets.tcp_listen)" 4 "the 4 listeners moved"
+q=$(rep .bytes.queued)
+diag "queued bytes moved: $q; phases: $(jq -c .ms <<<"$MREP")"
+like "$(rep .ms.downtime)" '^[0-9.]+$' "the report has the downtime"
+is "$(svc_where)" host2 "svc runs on host2 only"
+is "$(gx host1 "$MIGCTL -j ns list | jq -r '.data.namespaces[].name'; ls /run/netns; ls -d $CG 2>/dev/null")" "" \
+	"host1 kept no namespace, netns or cgroup of svc"
+is "$(gx host2 "$MIGCTL -j ns list | jq -r '.data.namespaces[].name'")" "$NS" "host2's migrd manages svc now"
+check "streamd on host2 listens in svc" svc_listening host2
+
+# --- host2 -> host1 while the same client runs on
+sleep 3
+migrate host2 host1
+diag "$MOUT"
+is "$MRC" 0 "migctl migrate $NS host1 (back) exits 0"
+is "$(svc_where)" host1 "svc runs on host1 again, only there"
+r=$(client_report)
+check_client "$r" "across both moves"
+is "$(kv "$r" closes_pending)" 0 "client: every half-close completed"
+finrst=$(capture_stop)
+is "$(grep -c . <<<"$finrst")" 0 "no FIN or RST from the service's busy port on the LAN"
+[ -z "$finrst" ] || diag "$finrst"
+r=$(gx -t 30 client "$W/streamc -c $SVC4:7400 -c '[$SVC6]:7400' -n 2 -r 20000 -d 3")
+rx=$(kv "$r" rx_bytes)
+# streamd writes RATE bytes/s on each: 2 connections for 3 s, half of it at least
+if [ "${rx:-0}" -ge $((RATE * 3)) ]; then pass "new connections are served on host1 afterwards ($rx bytes in 3 s)"; else fail "new connections got ${rx:-0} bytes in 3 s"; fi
+done_testing

@@ -1,0 +1,108 @@
+# Sourced by the migration lab tests (07x) after tests/lib.sh and
+# lib-migrd.sh: migrd on host1 and host2, a namespace "svc" holding
+# streamd, streamc on client, and "migctl migrate" between the hosts.
+W=$B/tests/workload
+NS=svc
+CG=/sys/fs/cgroup/migr/$NS
+SVC4=10.77.0.180
+SVC6=fd00:77::180
+# streamd's ports: 7400 busy both ways, 7401 idle, 7402 the client
+# half-closes, 7403 the service half-closes first
+serve_cmd() {
+	echo "$W/streamd -r ${1:-20000} -l [::]:7400 -l [::]:7401,rate=0 -l [::]:7402,linger=2 -l [::]:7403,shut=${2:-4} -s /tmp/$NS.stats"
+}
+
+# mig_setup [CONF-LINE...]: both migrds up and peered, no svc anywhere
+mig_setup() {
+	migrd_cleanup host1 host2
+	mig_wipe
+	migrd_certs
+	migrd_conf host1 host2 -- "$@"
+	migrd_conf host2 host1 -- "$@"
+	migrd_start host1 && migrd_start host2 && migrd_peered host1 host2
+}
+
+# mig_teardown: the trap of every migration test; on a failure the tails
+# of both migrd logs go to the test's log first
+mig_teardown() {
+	if [ "${T_FAIL:-0}" -gt 0 ]; then
+		diag "host1 migrd: $(migrd_log host1 | grep -v heartbeat | tail -60)"
+		diag "host2 migrd: $(migrd_log host2 | grep -v heartbeat | tail -60)"
+	fi
+	migrd_cleanup host1 host2
+	mig_wipe
+}
+
+# mig_wipe: whatever a failed run left of svc on both hosts
+mig_wipe() {
+	local g
+	for g in host1 host2; do
+		gx "$g" "echo 1 > $CG/cgroup.kill 2>/dev/null; sleep 0.2; rmdir $CG 2>/dev/null
+			ip netns pids $NS 2>/dev/null | xargs -r kill -9; ip netns del $NS 2>/dev/null
+			ip link del v$NS 2>/dev/null; pkill -f 'tcpdump -i br0'; true" >/dev/null 2>&1
+	done
+	gx client "pkill streamc; rm -f /tmp/$NS.*" >/dev/null 2>&1
+}
+
+# svc_start GUEST [RATE] [SHUT]: create svc with its addresses and run
+# streamd in it through migrd
+svc_start() {
+	mc "$1" "ns create $NS --addr $SVC4/24 --addr $SVC6/64 --mac 52:54:00:77:01:80" >/dev/null &&
+	mc "$1" "run $NS -- $(serve_cmd "${2:-20000}" "${3:-4}")" >/dev/null &&
+	svc_listening "$1"
+}
+
+svc_listening() {
+	gx "$1" "for i in \$(seq 100); do ip netns exec $NS ss -Htln sport = :7403 | grep -q . && exit 0; sleep 0.1; done; exit 1"
+}
+
+# client_start CONNS SECONDS [RATE]: streamc over IPv4 and IPv6, busy,
+# idle, half-closed either way; report in /tmp/svc.report on client
+client_start() {
+	gx client "rm -f /tmp/$NS.report; setsid $W/streamc -c $SVC4:7400 -c '[$SVC6]:7400' \
+		-c $SVC4:7401,idle -c '[$SVC6]:7402,halfclose=8' -c $SVC4:7403,peershut \
+		-n $1 -r ${3:-20000} -d $2 -p 500 -o /tmp/$NS.report </dev/null >/tmp/$NS.client 2>&1 &"
+}
+
+# client_report: wait for streamc to end, print its report
+client_report() {
+	gx -t 120 client "while pgrep -x streamc >/dev/null; do sleep 0.5; done; cat /tmp/$NS.report"
+}
+
+# capture_start / capture_stop: FIN or RST from the service's busy port
+capture_start() {
+	gx client "setsid tcpdump -i br0 -n -l 'tcp src port 7400 and (tcp[tcpflags] & (tcp-fin|tcp-rst) != 0)' </dev/null >/tmp/$NS.finrst 2>/dev/null &"
+	sleep 1
+}
+capture_stop() { gx client "pkill -f 'tcpdump -i br0'; sleep 0.3; cat /tmp/$NS.finrst"; }
+
+# migrate FROM TO: "migctl migrate" on FROM; its output in $MOUT, its
+# JSON report in $MREP, its exit status in $MRC
+migrate() {
+	MOUT=$(gx -t 180 "$1" "$MIGCTL migrate $NS $2; echo rc=\$?")
+	MRC=$(sed -n 's/^rc=//p' <<<"$MOUT")
+	MREP=$(gx "$1" "$MIGCTL -j history" | jq -c '[.data.events[] | select(.report)] | last | .report')
+}
+
+# rep KEY: a field of the last report (jq path, e.g. .sockets.total)
+rep() { jq -r "$1 // empty" <<<"$MREP"; }
+
+# check_client REPORT WHAT: the verdict lines every migration test wants
+check_client() {
+	diag "client: $1"
+	is "$(kv "$1" verdict)" PASS "client: every byte verified $2"
+	is "$(kv "$1" resets)" 0 "client: no connection reset $2"
+	is "$(kv "$1" mismatches)" 0 "client: no byte lost, duplicated, reordered or changed $2"
+	is "$(kv "$1" probes_failed)" 0 "client: every new connection served $2"
+	diag "longest stall at the client: $(kv "$1" longest_stall_ms) ms"
+	[ "$(kv "$1" verdict)" = PASS ] || diag "client log: $(gx client "tail -20 /tmp/$NS.client")"
+}
+
+# svc_on GUEST: svc runs on GUEST and nowhere else
+svc_where() {
+	local g out=""
+	for g in host1 host2; do
+		gx "$g" "[ -e /run/netns/$NS ] && ip netns pids $NS | grep -q ." && out="$out$g "
+	done
+	echo "${out% }"
+}
