@@ -184,6 +184,20 @@ route_cb(const struct nlmsghdr *nlh, void *arg)
 }
 
 int
+nsdump_add(struct nsdump *d, const struct sk_record *rec)
+{
+	if (rec->type == SK_REC_LINK && d->nlinks < NSDUMP_MAX)
+		d->links[d->nlinks++] = rec->u.link;
+	else if (rec->type == SK_REC_ADDR && d->naddrs < NSDUMP_MAX)
+		d->addrs[d->naddrs++] = rec->u.addr;
+	else if (rec->type == SK_REC_ROUTE && d->nroutes < NSDUMP_MAX)
+		d->routes[d->nroutes++] = rec->u.route;
+	else
+		return -1;
+	return 0;
+}
+
+int
 nsdump_read(const char *ns, struct nsdump *d)
 {
 	struct ctx c = { .d = d };

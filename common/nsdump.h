@@ -25,6 +25,10 @@ struct nsdump {
 	size_t			nroutes;
 };
 
+/* Add one decoded link, address or route record: 0, or -1 when it is of
+ * another kind or d already holds NSDUMP_MAX of its kind. */
+int	nsdump_add(struct nsdump *d, const struct sk_record *rec);
+
 /* 0 or -1; d is allocated by the caller (it is large: use the heap). */
 int	nsdump_read(const char *ns, struct nsdump *d);
 

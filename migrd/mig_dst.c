@@ -57,13 +57,7 @@ parse_records(json_t *records, struct nsdump *nd, char *why, size_t len)
 			snprintf(why, len, "record %zu: %s", i, err);
 			return -1;
 		}
-		if (rec.type == SK_REC_LINK && nd->nlinks < NSDUMP_MAX)
-			nd->links[nd->nlinks++] = rec.u.link;
-		else if (rec.type == SK_REC_ADDR && nd->naddrs < NSDUMP_MAX)
-			nd->addrs[nd->naddrs++] = rec.u.addr;
-		else if (rec.type == SK_REC_ROUTE && nd->nroutes < NSDUMP_MAX)
-			nd->routes[nd->nroutes++] = rec.u.route;
-		else {
+		if (nsdump_add(nd, &rec) == -1) {
 			snprintf(why, len, "record %zu: not a link, address or "
 			    "route, or too many", i);
 			sk_record_clear(&rec);

@@ -178,13 +178,14 @@ dest(const char *ns, const char *hostif, const char *bridge, const char *cg,
 			sk_record_clear(&rec);
 			goto out_discard;
 		}
-		if (rec.type == SK_REC_LINK && nd->nlinks < NSDUMP_MAX)
-			nd->links[nd->nlinks++] = rec.u.link;
-		else if (rec.type == SK_REC_ADDR && nd->naddrs < NSDUMP_MAX)
-			nd->addrs[nd->naddrs++] = rec.u.addr;
-		else if (rec.type == SK_REC_ROUTE && nd->nroutes < NSDUMP_MAX)
-			nd->routes[nd->nroutes++] = rec.u.route;
-		else if (rec.type == SK_REC_SOCKET) {
+		if (rec.type != SK_REC_SOCKET) {
+			if (nsdump_add(nd, &rec) == -1) {
+				log_warnx("%s:%d: too many namespace records",
+				    in, lineno);
+				sk_record_clear(&rec);
+				goto out;
+			}
+		} else {
 			/* the namespace is whole once the first socket comes */
 			if (!built && migdst_build(&d, ns, hostif, nd) < 0) {
 				sk_record_clear(&rec);
