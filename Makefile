@@ -46,6 +46,7 @@ all:
 
 include common/module.mk
 include migrd/module.mk
+include migrd/inetd/module.mk
 include migctl/module.mk
 include vmlab/module.mk
 include tests/module.mk

@@ -18,8 +18,9 @@ install: $(MIGRD) $(BUILD)/migctl/migctl
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man8 \
 	    $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(SYSCONFDIR)/migrd \
 	    $(DESTDIR)$(UNITDIR)
-	install -m 0755 $(MIGRD) $(BUILD)/migctl/migctl $(DESTDIR)$(SBINDIR)/
-	install -m 0644 docs/man/migrd.8 docs/man/migctl.8 \
+	install -m 0755 $(MIGRD) $(BUILD)/migctl/migctl $(MIGR_INETD) \
+	    $(DESTDIR)$(SBINDIR)/
+	install -m 0644 docs/man/migrd.8 docs/man/migctl.8 docs/man/migr-inetd.8 \
 	    $(DESTDIR)$(MANDIR)/man8/
 	install -m 0644 docs/man/migrd.conf.5 $(DESTDIR)$(MANDIR)/man5/
 	install -m 0644 migrd/migrd.conf.example \

@@ -359,9 +359,14 @@ sess_read(struct bufferevent *bev, void *arg)
 			if (st == FRAME_BAD_VERSION)
 				sess_close(s, "frame version %u, ours is %d",
 				    h.version, MIGR_PROTO_VERSION);
+			else if (st == FRAME_TOO_BIG &&
+			    limit == migrd.conf.max_message)
+				sess_close(s, "frame of %u bytes is above "
+				    "max-message %u", h.len,
+				    migrd.conf.max_message);
 			else if (st == FRAME_TOO_BIG)
 				sess_close(s, "frame of %u bytes is above "
-				    "the limit %zu", h.len, limit);
+				    "the record limit %zu", h.len, limit);
 			else
 				sess_close(s, "%s", frame_strstatus(st));
 			return;

@@ -71,9 +71,14 @@ out=$(mc host1 run web -- /nonexistent/cmd 2>&1); rc=$?
 is "$rc" 12 "run of a missing program: exit 12 (system error)"
 like "$out" "cannot start /nonexistent/cmd in web: exec: No such file or directory" \
 	"the child's exec failure is reported back"
+# host2 is configured but runs no migrd here: refused before anything
 out=$(mc host1 migrate web host2 2>&1); rc=$?
-is "$rc" 13 "migrate web host2: exit 13 (not implemented yet)"
-like "$out" "not implemented yet" "and says so"
+is "$rc" 11 "migrate web host2 with host2 down: exit 11 (peer not connected)"
+like "$out" "no session with host2" "and says so"
+out=$(mc host1 migrate web host9 2>&1); rc=$?
+is "$rc" 10 "migrate to an unknown host: exit 10"
+out=$(mc host1 migrate nope host2 2>&1); rc=$?
+is "$rc" 8 "migrate of an unknown namespace: exit 8"
 
 out=$(mc host1 ns delete web); rc=$?
 is "$rc" 0 "ns delete web: exit 0"
