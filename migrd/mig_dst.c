@@ -28,6 +28,18 @@
 #include "sk_json.h"
 
 #define PREPARE_RECORDS_MAX	(3 * NSDUMP_MAX)
+#define INCOMING_MAX		8	/* migrations coming in at once */
+
+static int
+incoming(void)
+{
+	struct mig *m;
+	int n = 0;
+
+	TAILQ_FOREACH(m, &migs, entry)
+		n += m->role == MIG_DEST;
+	return n;
+}
 
 static void
 refuse(const char *peer, const char *id, const char *ns, const char *why)
@@ -125,6 +137,12 @@ dst_prepare(const char *peer, json_t *msg)
 	if (strcmp(from, peer) != 0) {
 		snprintf(why, sizeof(why), "prepare says it is from '%.64s' on "
 		    "the session of %s", from, peer);
+		refuse(peer, id, ns, why);
+		return;
+	}
+	if (incoming() >= INCOMING_MAX) {
+		snprintf(why, sizeof(why), "%s takes in at most %d migrations "
+		    "at once", migrd.conf.hostname, INCOMING_MAX);
 		refuse(peer, id, ns, why);
 		return;
 	}
