@@ -209,6 +209,7 @@ dest_step(enum mig_state cur, enum mig_event ev)
 		case ME_TIMEOUT:
 		case ME_CMD_CANCEL:
 		case ME_RESTART:
+		case ME_CHANNEL_LOST:	/* the rest of the records are lost */
 			GO(MD_IDLE, MA_DISCARD);
 		default:
 			break;
