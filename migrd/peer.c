@@ -94,17 +94,91 @@ schedule_redial(struct peer *p)
 	    p->backoff * 2;
 }
 
+#define LINGER_MAX	32
+#define LINGER_S	2
+
+struct lingering {
+	TAILQ_ENTRY(lingering)	 entry;
+	struct event		*ev;
+	int			 fd;
+};
+static TAILQ_HEAD(, lingering)	lingering = TAILQ_HEAD_INITIALIZER(lingering);
+static unsigned		nlinger;
+static int		shutting_down;
+
+static void
+linger_end(struct lingering *l)
+{
+	TAILQ_REMOVE(&lingering, l, entry);
+	event_free(l->ev);
+	close(l->fd);
+	free(l);
+	nlinger--;
+}
+
+static void
+linger_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct lingering *l = arg;
+	char buf[4096];
+	ssize_t n = 0;
+
+	if (what & EV_READ) {
+		while ((n = read(fd, buf, sizeof(buf))) > 0)
+			;
+		if (n == -1 && (errno == EAGAIN || errno == EINTR))
+			return;		/* more to come */
+	}
+	linger_end(l);
+}
+
+/*
+ * Closing a TCP socket with unread input sends a RST at once and drops
+ * what is still queued for sending: the result that says why a session
+ * ends could be lost with it.  So the socket half-closes after the last
+ * byte and reads what the peer still sends, for LINGER_S at most.
+ */
+static void
+linger_close(int fd)
+{
+	struct timeval tv = { LINGER_S, 0 };
+	struct lingering *l;
+
+	if (nlinger >= LINGER_MAX || shutting_down ||
+	    (l = calloc(1, sizeof(*l))) == NULL) {
+		close(fd);
+		return;
+	}
+	l->fd = fd;
+	l->ev = event_new(migrd.base, fd, EV_READ | EV_PERSIST, linger_cb, l);
+	if (l->ev == NULL || shutdown(fd, SHUT_WR) == -1 ||
+	    event_add(l->ev, &tv) == -1) {
+		if (l->ev != NULL)
+			event_free(l->ev);
+		free(l);
+		close(fd);
+		return;
+	}
+	TAILQ_INSERT_TAIL(&lingering, l, entry);
+	nlinger++;
+}
+
 static void
 sess_free(struct session *s)
 {
 	struct peer *p = s->peer;
+	int fd = -1;
 
 	TAILQ_REMOVE(&sessions, s, entry);
 	nsessions--;
 	if (s->tick)
 		event_free(s->tick);
+	if (s->bev != NULL && s->state == S_CLOSING && !shutting_down)
+		fd = dup(bufferevent_getfd(s->bev));	/* keeps it open */
 	if (s->bev)
 		bufferevent_free(s->bev);	/* frees ssl, closes fd */
+	if (fd != -1)
+		linger_close(fd);
 	if (p != NULL && p->sess == s) {
 		p->sess = NULL;
 		schedule_redial(p);
@@ -681,6 +755,9 @@ peer_shutdown(void)
 	struct session *s;
 	int i;
 
+	shutting_down = 1;
+	while (!TAILQ_EMPTY(&lingering))
+		linger_end(TAILQ_FIRST(&lingering));
 	while ((s = TAILQ_FIRST(&sessions)) != NULL) {
 		s->state = S_CLOSING;
 		if (s->peer && s->peer->sess == s)
