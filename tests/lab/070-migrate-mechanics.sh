@@ -27,6 +27,21 @@ cleanup() {
 trap cleanup EXIT
 cleanup
 
+# move FROM TO: migtool dest on TO, source on FROM; commit once the
+# destination is live, as the protocol does; $dst and $src hold their
+# figures
+move() {
+	gx "$2" "setsid $T dest m7 vm7 br0 $CG /mnt/lab/m7.rec -- $SERVE </dev/null >/tmp/m7.dest 2>&1 &"
+	gx "$1" "setsid $T source m7 $CG vm7 /mnt/lab/m7.rec /mnt/lab/m7.decision </dev/null >/tmp/m7.src 2>&1 &"
+	for i in $(seq 200); do gx "$2" "grep -q '^live=' /tmp/m7.dest" && break; sleep 0.2; done
+	dst=$(gx "$2" "cat /tmp/m7.dest")
+	diag "dest: $dst"
+	if [ "$(kv "$dst" live)" = 1 ]; then echo commit; else echo rollback; fi > "$SH/m7.decision"
+	for i in $(seq 100); do gx "$1" "grep -q '^decision=' /tmp/m7.src" && break; sleep 0.2; done
+	src=$(gx "$1" "cat /tmp/m7.src")
+	diag "source: $src"
+}
+
 check "namespace m7 on host1" service_ns host1 m7 10.77.0.190/24 fd00:77::190/64 52:54:00:77:01:90
 ns_listening() { gx "$1" "for i in \$(seq 50); do ip netns exec m7 ss -Htln sport = :7403 | grep -q . && exit 0; sleep 0.1; done; exit 1"; }
 check "streamd runs in m7 under cgroup m7" gx host1 "mkdir $CG && setsid sh -c 'echo \$\$ > $CG/cgroup.procs; exec ip netns exec m7 $SERVE' </dev/null >/tmp/m7.log 2>&1 &"
@@ -40,16 +55,8 @@ gx client "setsid tcpdump -i br0 -n -l 'tcp port 7400 and (tcp[tcpflags] & (tcp-
 sleep 6
 
 # --- the migration
-gx host2 "setsid $T dest m7 vm7 br0 $CG /mnt/lab/m7.rec -- $SERVE </dev/null >/tmp/m7.dest 2>&1 &"
-gx host1 "setsid $T source m7 $CG vm7 /mnt/lab/m7.rec /mnt/lab/m7.decision </dev/null >/tmp/m7.src 2>&1 &"
-for i in $(seq 200); do gx host2 "grep -q '^live=' /tmp/m7.dest" && break; sleep 0.2; done
-dst=$(gx host2 "cat /tmp/m7.dest")
-diag "dest: $dst"
+move host1 host2
 is "$(kv "$dst" live)" 1 "host2 rebuilt m7 and restarted streamd with its sockets"
-if [ "$(kv "$dst" live)" = 1 ]; then echo commit; else echo rollback; fi > "$SH/m7.decision"
-for i in $(seq 100); do gx host1 "grep -q '^decision=' /tmp/m7.src" && break; sleep 0.2; done
-src=$(gx host1 "cat /tmp/m7.src")
-diag "source: $src"
 is "$(kv "$src" decision)" commit "host1 committed"
 n=$(kv "$src" sockets)
 # the peershut connections may have closed before the freeze
@@ -99,16 +106,9 @@ is "$(kv "$r" verdict)" PASS "every byte verified across the rollback"
 rm -f "$SH"/m7.*
 gx client "rm -f /tmp/m7.report; setsid $W/streamc -c 10.77.0.190:7400 -c '[fd00:77::190]:7400' -n 6 -r 20000 -d 14 -p 500 -o /tmp/m7.report </dev/null >/dev/null 2>&1 &"
 sleep 3
-gx host1 "setsid $T dest m7 vm7 br0 $CG /mnt/lab/m7.rec -- $SERVE </dev/null >/tmp/m7.dest 2>&1 &"
-gx host2 "setsid $T source m7 $CG vm7 /mnt/lab/m7.rec /mnt/lab/m7.decision </dev/null >/tmp/m7.src 2>&1 &"
-for i in $(seq 200); do gx host1 "grep -q '^live=' /tmp/m7.dest" && break; sleep 0.2; done
-dst=$(gx host1 "cat /tmp/m7.dest")
-diag "dest: $dst"
+move host2 host1
 is "$(kv "$dst" live)" 1 "host1 rebuilt m7 and restarted streamd"
-# commit only once the destination is live, as the protocol does
-if [ "$(kv "$dst" live)" = 1 ]; then echo commit; else echo rollback; fi > "$SH/m7.decision"
-for i in $(seq 100); do gx host2 "grep -q '^decision=' /tmp/m7.src" && break; sleep 0.2; done
-is "$(kv "$(gx host2 "cat /tmp/m7.src")" decision)" commit "host2 moved m7 back to host1"
+is "$(kv "$src" decision)" commit "host2 moved m7 back to host1"
 is "$(gx host1 "grep frozen $CG/cgroup.events")" "frozen 0" "the service runs on host1 (its cgroup is not frozen)"
 r=$(gx -t 60 client "while pgrep -x streamc >/dev/null; do sleep 0.5; done; cat /tmp/m7.report")
 diag "client: $r"
