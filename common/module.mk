@@ -6,4 +6,4 @@ LIBS        += $(LIBMIGR)
 
 $(LIBMIGR): $(COMMON_OBJS)
 	@mkdir -p $(dir $@)
-	$(AR) rcs $@ $^
+	rm -f $@ && $(AR) rcs $@ $^

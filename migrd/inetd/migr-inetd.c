@@ -28,7 +28,7 @@
 #include <unistd.h>
 #include <event2/event.h>
 
-#include "inetd_addr.h"
+#include "addrport.h"
 #include "launch.h"
 #include "log.h"
 
@@ -180,11 +180,8 @@ listen_on(const char *spec)
 	char ip[INET6_ADDRSTRLEN];
 	int fd, i, port, one = 1, zero = 0;
 
-	if (addr_parse(spec, &ss, &len) < 0) {
-		log_warnx("bad address '%s' (want A.B.C.D:PORT or [V6]:PORT)",
-		    spec);
-		exit(2);
-	}
+	if (addr_parse(spec, &ss, &len) < 0)
+		exit(2);		/* logged */
 	port = sa_format(&ss, ip, sizeof(ip));
 	for (i = 0; i < nlisteners; i++)
 		if (listeners[i].port == port)

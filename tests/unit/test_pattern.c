@@ -10,7 +10,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "addr.h"
+#include "addrport.h"
 #include "pattern.h"
 
 static void

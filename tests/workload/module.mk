@@ -1,12 +1,12 @@
 # tests/workload: the test service (streamd) and client (streamc), both
 # built on the sequence-keyed byte pattern of pattern.h.
 WORKLOAD_LIB  := $(BUILD)/tests/workload/libworkload.a
-WORKLOAD_OBJS := $(addprefix $(BUILD)/tests/workload/,pattern.o flow.o addr.o)
+WORKLOAD_OBJS := $(addprefix $(BUILD)/tests/workload/,pattern.o flow.o)
 WORKLOAD_BINS := $(BUILD)/tests/workload/streamd $(BUILD)/tests/workload/streamc
 TESTS         += $(WORKLOAD_BINS)
 
 $(WORKLOAD_LIB): $(WORKLOAD_OBJS)
-	$(AR) rcs $@ $^
+	rm -f $@ && $(AR) rcs $@ $^
 
 $(BUILD)/tests/workload/streamd: $(BUILD)/tests/workload/streamd.o $(WORKLOAD_LIB) $(LIBMIGR)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)

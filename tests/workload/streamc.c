@@ -33,7 +33,7 @@
 #include <unistd.h>
 #include <event2/event.h>
 
-#include "addr.h"
+#include "addrport.h"
 #include "flow.h"
 #include "log.h"
 

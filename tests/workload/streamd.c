@@ -33,7 +33,7 @@
 #include <unistd.h>
 #include <event2/event.h>
 
-#include "addr.h"
+#include "addrport.h"
 #include "flow.h"
 #include "log.h"
 
@@ -69,19 +69,6 @@ static struct flow_stats	 stats;
 static struct mode		 default_mode = { 8192, 2.0, 0 };
 static uint64_t			 accepted, adopted, closed;
 static const char		*statsfile;
-
-static int
-local_port(int fd)
-{
-	struct sockaddr_storage ss;
-	socklen_t len = sizeof(ss);
-
-	if (getsockname(fd, (struct sockaddr *)&ss, &len) < 0)
-		return -1;
-	return ntohs(ss.ss_family == AF_INET6 ?
-	    ((struct sockaddr_in6 *)&ss)->sin6_port :
-	    ((struct sockaddr_in *)&ss)->sin_port);
-}
 
 static struct listener *
 listener_by_port(int port)
@@ -202,7 +189,7 @@ listen_on(char *spec)
 	struct sockaddr_storage ss;
 	struct mode m = default_mode;
 	struct listener *l;
-	char *opt, *save = NULL, *end;
+	char *opt, *save = NULL, *end, ip[INET6_ADDRSTRLEN];
 	socklen_t len;
 	int fd, one = 1, zero = 0, port;
 
@@ -221,9 +208,7 @@ listen_on(char *spec)
 	}
 	if (spec == NULL || addr_parse(spec, &ss, &len) < 0)
 		exit(2);
-	port = ntohs(ss.ss_family == AF_INET6 ?
-	    ((struct sockaddr_in6 *)&ss)->sin6_port :
-	    ((struct sockaddr_in *)&ss)->sin_port);
+	port = sa_format(&ss, ip, sizeof(ip));
 	l = listener_by_port(port);
 	if (l == NULL) {
 		fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);

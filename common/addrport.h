@@ -1,10 +1,15 @@
-#ifndef MIGR_INETD_ADDR_H
-#define MIGR_INETD_ADDR_H
+/*
+ * "ADDR:PORT" text and socket addresses, for the programs that take
+ * listen and connect addresses on their command line (migr-inetd, the
+ * test workload).
+ */
+#ifndef MIGR_ADDRPORT_H
+#define MIGR_ADDRPORT_H
 
 #include <stddef.h>
 #include <sys/socket.h>
 
-/* Parse "A.B.C.D:PORT" or "[V6]:PORT" into ss; 0 or -1 (nothing logged). */
+/* Parse "A.B.C.D:PORT" or "[V6]:PORT" into ss; 0, or -1 (logged). */
 int	addr_parse(const char *, struct sockaddr_storage *, socklen_t *);
 
 /*

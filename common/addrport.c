@@ -1,6 +1,5 @@
 /*
- * Socket addresses for migr-inetd: parsing -l arguments and formatting
- * the ends of a connection for its log lines and UCSPI variables.
+ * "ADDR:PORT" text and socket addresses (addrport.h).
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -9,7 +8,8 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "inetd_addr.h"
+#include "addrport.h"
+#include "log.h"
 
 int
 sa_format(const struct sockaddr_storage *ss, char *ip, size_t iplen)
@@ -48,35 +48,41 @@ local_port(int fd)
 int
 addr_parse(const char *s, struct sockaddr_storage *ss, socklen_t *len)
 {
-	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
-	struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
+	char host[INET6_ADDRSTRLEN + 2];
 	const char *colon = strrchr(s, ':');
-	char host[INET6_ADDRSTRLEN + 2], *end;
-	size_t hl;
+	char *end;
 	long port;
+	size_t hl;
 
 	memset(ss, 0, sizeof(*ss));
 	if (colon == NULL || (hl = (size_t)(colon - s)) == 0 ||
 	    hl >= sizeof(host))
-		return -1;
+		goto bad;
 	port = strtol(colon + 1, &end, 10);
 	if (*end != '\0' || port < 1 || port > 65535)
-		return -1;
+		goto bad;
 	memcpy(host, s, hl);
 	host[hl] = '\0';
 	if (host[0] == '[' && host[hl - 1] == ']') {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
+
 		host[hl - 1] = '\0';
 		if (inet_pton(AF_INET6, host + 1, &s6->sin6_addr) != 1)
-			return -1;
+			goto bad;
 		s6->sin6_family = AF_INET6;
 		s6->sin6_port = htons((uint16_t)port);
 		*len = sizeof(*s6);
 	} else {
+		struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
+
 		if (inet_pton(AF_INET, host, &s4->sin_addr) != 1)
-			return -1;
+			goto bad;
 		s4->sin_family = AF_INET;
 		s4->sin_port = htons((uint16_t)port);
 		*len = sizeof(*s4);
 	}
 	return 0;
+bad:
+	log_warnx("bad address '%s' (want A.B.C.D:PORT or [V6]:PORT)", s);
+	return -1;
 }
