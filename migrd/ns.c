@@ -399,6 +399,54 @@ ns_teardown(const char *name)
 		    name, NULL });
 }
 
+/*
+ * A namespace's addresses, routes (may be NULL) and MAC (may be NULL),
+ * from migctl's "ns create" or a peer's PREPARE, parsed into a, r and
+ * macb: RES_OK, or a result code and msg.
+ */
+static int
+parse_desc(json_t *ja, json_t *jr, const char *mac, struct nsarg_addr *a,
+    size_t *na, struct nsarg_route *r, size_t *nr, uint8_t macb[6],
+    char *msg, size_t msglen)
+{
+	json_t *v;
+	size_t i;
+
+	if (!json_is_array(ja) || (jr != NULL && !json_is_array(jr))) {
+		snprintf(msg, msglen, "addrs and routes must be arrays");
+		return RES_BAD_REQUEST;
+	}
+	*na = json_array_size(ja);
+	*nr = jr ? json_array_size(jr) : 0;
+	if (*na == 0 || *na > NSARG_ADDRS_MAX || *nr > NSARG_ROUTES_MAX) {
+		snprintf(msg, msglen, "need 1-%d addresses and at most %d "
+		    "routes", NSARG_ADDRS_MAX, NSARG_ROUTES_MAX);
+		return RES_INVALID_ARGUMENT;
+	}
+	json_array_foreach(ja, i, v) {
+		if (!json_is_string(v) || nsarg_addr(json_string_value(v),
+		    &a[i], msg, msglen) == -1) {
+			if (!json_is_string(v))
+				snprintf(msg, msglen, "address %zu is not a "
+				    "string", i);
+			return RES_INVALID_ARGUMENT;
+		}
+	}
+	for (i = 0; i < *nr; i++) {
+		v = json_array_get(jr, i);
+		if (!json_is_string(v) || nsarg_route(json_string_value(v),
+		    &r[i], msg, msglen) == -1) {
+			if (!json_is_string(v))
+				snprintf(msg, msglen, "route %zu is not a "
+				    "string", i);
+			return RES_INVALID_ARGUMENT;
+		}
+	}
+	if (mac != NULL && nsarg_mac(mac, macb, msg, msglen) == -1)
+		return RES_INVALID_ARGUMENT;
+	return RES_OK;
+}
+
 int
 ns_ctl_create(json_t *req, json_t **data, char *msg, size_t msglen)
 {
@@ -406,12 +454,12 @@ ns_ctl_create(json_t *req, json_t **data, char *msg, size_t msglen)
 	struct nsarg_route routes[NSARG_ROUTES_MAX];
 	uint8_t macb[6];
 	const char *name, *mac = NULL;
-	json_t *ja, *jr = NULL, *v, *sa, *sr;
+	json_t *ja, *jr = NULL, *sa, *sr;
 	json_error_t jerr;
 	char veth[IFNAMSIZ], nspath[64];
 	size_t i, na, nr;
 	struct mns *n;
-	int nsfd = -1;
+	int nsfd = -1, rc;
 
 	(void)data;
 	if (json_unpack_ex(req, &jerr, JSON_STRICT, "{s:s,s:o,s?s,s?o}",
@@ -421,38 +469,9 @@ ns_ctl_create(json_t *req, json_t **data, char *msg, size_t msglen)
 	}
 	if (nsarg_name(name, msg, msglen) == -1)
 		return RES_INVALID_ARGUMENT;
-	if (!json_is_array(ja) || (jr != NULL && !json_is_array(jr))) {
-		snprintf(msg, msglen, "addrs and routes must be arrays");
-		return RES_BAD_REQUEST;
-	}
-	na = json_array_size(ja);
-	nr = jr ? json_array_size(jr) : 0;
-	if (na == 0 || na > NSARG_ADDRS_MAX || nr > NSARG_ROUTES_MAX) {
-		snprintf(msg, msglen, "need 1-%d addresses and at most %d "
-		    "routes", NSARG_ADDRS_MAX, NSARG_ROUTES_MAX);
-		return RES_INVALID_ARGUMENT;
-	}
-	json_array_foreach(ja, i, v) {
-		if (!json_is_string(v) || nsarg_addr(json_string_value(v),
-		    &addrs[i], msg, msglen) == -1) {
-			if (!json_is_string(v))
-				snprintf(msg, msglen, "address %zu is not a "
-				    "string", i);
-			return RES_INVALID_ARGUMENT;
-		}
-	}
-	for (i = 0; i < nr; i++) {
-		v = json_array_get(jr, i);
-		if (!json_is_string(v) || nsarg_route(json_string_value(v),
-		    &routes[i], msg, msglen) == -1) {
-			if (!json_is_string(v))
-				snprintf(msg, msglen, "route %zu is not a "
-				    "string", i);
-			return RES_INVALID_ARGUMENT;
-		}
-	}
-	if (mac != NULL && nsarg_mac(mac, macb, msg, msglen) == -1)
-		return RES_INVALID_ARGUMENT;
+	if ((rc = parse_desc(ja, jr, mac, addrs, &na, routes, &nr, macb, msg,
+	    msglen)) != RES_OK)
+		return rc;
 	snprintf(veth, sizeof(veth), "v%s", name);
 	if (ns_find(name) != NULL || netns_present(name)) {
 		snprintf(msg, msglen, "namespace '%s' exists", name);
@@ -699,38 +718,22 @@ ns_workload_argv(const char *name)
 int
 ns_describe_check(json_t *d, char *msg, size_t msglen)
 {
-	struct nsarg_addr a;
-	struct nsarg_route r;
+	struct nsarg_addr a[NSARG_ADDRS_MAX];
+	struct nsarg_route r[NSARG_ROUTES_MAX];
 	uint8_t mac[6];
-	json_t *addrs, *routes, *v;
+	json_t *addrs, *routes;
 	const char *m;
 	json_error_t jerr;
-	size_t i;
+	size_t na, nr;
 
 	if (json_unpack_ex(d, &jerr, JSON_STRICT, "{s:o,s:o,s:s}", "addrs",
 	    &addrs, "routes", &routes, "mac", &m) == -1) {
 		snprintf(msg, msglen, "namespace: %s", jerr.text);
 		return RES_BAD_REQUEST;
 	}
-	if (!json_is_array(addrs) || json_array_size(addrs) == 0 ||
-	    json_array_size(addrs) > NSARG_ADDRS_MAX ||
-	    !json_is_array(routes) ||
-	    json_array_size(routes) > NSARG_ROUTES_MAX) {
-		snprintf(msg, msglen, "namespace: 1-%d addrs, at most %d "
-		    "routes", NSARG_ADDRS_MAX, NSARG_ROUTES_MAX);
-		return RES_INVALID_ARGUMENT;
-	}
-	json_array_foreach(addrs, i, v)
-		if (!json_is_string(v) || nsarg_addr(json_string_value(v), &a,
-		    msg, msglen) == -1)
-			return RES_INVALID_ARGUMENT;
-	json_array_foreach(routes, i, v)
-		if (!json_is_string(v) || nsarg_route(json_string_value(v),
-		    &r, msg, msglen) == -1)
-			return RES_INVALID_ARGUMENT;
-	if (m[0] != '\0' && nsarg_mac(m, mac, msg, msglen) == -1)
-		return RES_INVALID_ARGUMENT;
-	return RES_OK;
+	/* a peer's "" is a namespace whose MAC migrd left to the kernel */
+	return parse_desc(addrs, routes, m[0] ? m : NULL, a, &na, r, &nr, mac,
+	    msg, msglen);
 }
 
 /* Could name live here?  RES_OK, or why not. */
