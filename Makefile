@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # migr: top-level build.  Non-recursive: each folder contributes a
 # module.mk fragment that adds its programs, libraries and tests.
 #
@@ -22,18 +23,16 @@ SYSCONFDIR ?= /etc
 UNITDIR    ?= /lib/systemd/system
 
 PKGS_CFLAGS := $(shell pkg-config --cflags libevent libevent_openssl jansson libcap openssl libmnl libnftables 2>/dev/null)
-PKGS_LIBS   := $(shell pkg-config --libs libevent libevent_openssl jansson libcap openssl libmnl libnftables 2>/dev/null)
 
 CFLAGS   ?= -O2 -g
 CFLAGS   += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow \
             -Wmissing-prototypes -Wstrict-prototypes -Wformat=2 \
-            -fno-common -Icommon $(PKGS_CFLAGS)
+            -fno-common $(PKGS_CFLAGS)
 ifeq ($(SAN),1)
 CFLAGS   += -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
             -fno-sanitize-recover=undefined
 LDFLAGS  += -fsanitize=address,undefined
 endif
-LDLIBS   += $(PKGS_LIBS)
 
 PROGRAMS :=
 TESTS    :=
@@ -46,11 +45,12 @@ all:
 
 include common/module.mk
 include migrd/module.mk
-include migrd/inetd/module.mk
+include migrd/migr-inetd/module.mk
 include migctl/module.mk
 include vmlab/module.mk
 include tests/module.mk
 include tests/workload/module.mk
+include tests/deps/module.mk
 -include tests/fuzz/module.mk
 
 all: $(PROGRAMS) $(LIBS)
@@ -58,11 +58,28 @@ all: $(PROGRAMS) $(LIBS)
 .PHONY: tests
 tests: $(TESTS)
 
+# INC: the include paths of the object's layer (set in each module.mk)
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
+	$(CC) $(CFLAGS) $(INC) -MMD -MP -c -o $@ $<
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+
+install: $(MIGRD) $(MIGCTL) $(MIGR_INETD)
+	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man8 \
+	    $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(SYSCONFDIR)/migrd \
+	    $(DESTDIR)$(UNITDIR)
+	install -m 0755 $(MIGRD) $(MIGCTL) $(MIGR_INETD) \
+	    $(DESTDIR)$(SBINDIR)/
+	install -m 0644 docs/man/migrd.8 docs/man/migctl.8 docs/man/migr-inetd.8 \
+	    $(DESTDIR)$(MANDIR)/man8/
+	install -m 0644 docs/man/migrd.conf.5 $(DESTDIR)$(MANDIR)/man5/
+	install -m 0644 migrd/migrd.conf.example \
+	    $(DESTDIR)$(SYSCONFDIR)/migrd/migrd.conf.example
+	sed 's|@SBINDIR@|$(SBINDIR)|g; s|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
+	    migrd/migrd.service > $(DESTDIR)$(UNITDIR)/migrd.service
+	install -m 0644 migrd/migrd.socket $(DESTDIR)$(UNITDIR)/migrd.socket
+	chmod 0644 $(DESTDIR)$(UNITDIR)/migrd.service
 
 deps:
 	@vmlab/deps.sh

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * "ADDR:PORT" text and socket addresses (addrport.h).
  */

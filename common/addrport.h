@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * "ADDR:PORT" text and socket addresses, for the programs that take
  * listen and connect addresses on their command line (migr-inetd, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Monotonic time in milliseconds, for timing phases and deadlines. */
 #ifndef MIGR_CLOCK_H
 #define MIGR_CLOCK_H

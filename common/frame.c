@@ -1,10 +1,9 @@
+/* SPDX-License-Identifier: ISC */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-#include <event2/buffer.h>
 
 #include "frame.h"
 #include "log.h"
@@ -60,6 +59,11 @@ static const char *const msg_names[MSG__MAX] = {
 	[MSG_CTL_CANCEL] = "cancel",
 	[MSG_CTL_RESOLVE] = "resolve",
 	[MSG_CTL_PROGRESS] = "progress",
+	[MSG_MIG_CHUNK] = "mig-chunk",
+	[MSG_CTL_CHECK] = "check",
+	[MSG_MIG_CHECK] = "mig-check",
+	[MSG_MIG_CHECKED] = "mig-checked",
+	[MSG_MIG_FORGET] = "mig-forget",
 };
 
 const char *
@@ -199,50 +203,6 @@ frame_pack(uint16_t type, const json_t *payload, size_t max, uint8_t **out,
 	*out = buf;
 	*outlen = MIGR_FRAME_HDR_LEN + n;
 	return 0;
-}
-
-int
-frame_pull(struct evbuffer *in, size_t max, struct frame_hdr *h,
-    json_t **payload)
-{
-	uint8_t hdr[MIGR_FRAME_HDR_LEN];
-	unsigned char *p;
-	size_t avail = evbuffer_get_length(in);
-	int st;
-
-	*payload = NULL;
-	if (avail < MIGR_FRAME_HDR_LEN)
-		return FRAME_PARTIAL;
-	if (evbuffer_copyout(in, hdr, sizeof(hdr)) != (ssize_t)sizeof(hdr))
-		return FRAME_PARTIAL;
-	if ((st = frame_hdr_check(hdr, sizeof(hdr), max, h)) != FRAME_OK)
-		return st;
-	if (avail - MIGR_FRAME_HDR_LEN < h->len)
-		return FRAME_PARTIAL;
-	/* linearise only header + payload, both already bounded */
-	p = evbuffer_pullup(in, MIGR_FRAME_HDR_LEN + h->len);
-	if (p == NULL)
-		return FRAME_PARTIAL;
-	st = frame_decode_payload(p + MIGR_FRAME_HDR_LEN, h->len, payload);
-	evbuffer_drain(in, MIGR_FRAME_HDR_LEN + h->len);
-	return st;
-}
-
-int
-frame_push(struct evbuffer *out, uint16_t type, const json_t *payload,
-    size_t max)
-{
-	uint8_t *buf;
-	size_t len;
-	int rc;
-
-	if (frame_pack(type, payload, max, &buf, &len) == -1)
-		return -1;
-	rc = evbuffer_add(out, buf, len);
-	free(buf);
-	if (rc == -1)
-		log_warnx("%s: evbuffer_add failed", __func__);
-	return rc;
 }
 
 static int

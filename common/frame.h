@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Framing for the control socket and the peer channel: a fixed header
  * {type, version, len} then `len` bytes of JSON (one object).  The length

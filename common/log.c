@@ -1,23 +1,48 @@
+/* SPDX-License-Identifier: ISC */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <syslog.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "log.h"
 
 static int		 log_stderr = 1;
+static int		 log_journal;	/* stderr is journald's stream */
 static int		 log_verbose;
 static const char	*log_procname = "migr";
 static log_sink_fn	 log_sink;
 static void		*log_sink_arg;
+
+/*
+ * Under systemd, $JOURNAL_STREAM names the device and inode of the
+ * stream journald reads our stderr from.  When it is ours, each line
+ * starts with its priority ("<3>"), as sd-daemon(3) describes, and
+ * without our name: journald adds the identifier itself.
+ */
+int
+log_journal_stream(int fd)
+{
+	const char *js = getenv("JOURNAL_STREAM");
+	unsigned long long dev, ino;
+	struct stat st;
+
+	if (js == NULL || sscanf(js, "%llu:%llu", &dev, &ino) != 2 ||
+	    fstat(fd, &st) < 0)
+		return 0;
+	return (unsigned long long)st.st_dev == dev &&
+	    (unsigned long long)st.st_ino == ino;
+}
 
 void
 log_init(int to_stderr, int verbose, int facility)
 {
 	log_stderr = to_stderr;
 	log_verbose = verbose;
+	log_journal = to_stderr && log_journal_stream(STDERR_FILENO);
 	if (!log_stderr)
 		openlog(log_procname, LOG_PID | LOG_NDELAY, facility);
 	tzset();
@@ -49,6 +74,22 @@ log_set_sink(log_sink_fn fn, void *arg)
 	log_sink_arg = arg;
 }
 
+static void
+log_emit(int prio, const char *msg)
+{
+	int saved_errno = errno;
+
+	if (log_sink != NULL)
+		log_sink(prio, msg, log_sink_arg);
+	else if (log_journal)
+		fprintf(stderr, "<%d>%s\n", prio & LOG_PRIMASK, msg);
+	else if (log_stderr)
+		fprintf(stderr, "%s: %s\n", log_procname, msg);
+	else
+		syslog(prio, "%s", msg);
+	errno = saved_errno;
+}
+
 void
 vlog(int prio, const char *fmt, va_list ap)
 {
@@ -56,13 +97,17 @@ vlog(int prio, const char *fmt, va_list ap)
 	int saved_errno = errno;
 
 	vsnprintf(msg, sizeof(msg), fmt, ap);
-	if (log_sink != NULL)
-		log_sink(prio, msg, log_sink_arg);
-	else if (log_stderr)
-		fprintf(stderr, "%s: %s\n", log_procname, msg);
-	else
-		syslog(prio, "%s", msg);
+	log_emit(prio, msg);
 	errno = saved_errno;
+}
+
+void
+log_msg(int prio, const char *msg, void *arg)
+{
+	(void)arg;
+	if (prio == LOG_DEBUG && log_verbose < 1)
+		return;
+	log_emit(prio, msg);
 }
 
 static void

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Logging shared by migrd, migctl and the tests, after OpenBSD's log.c:
  * stderr until the daemon detaches, syslog after; errno preserved by
@@ -12,7 +13,10 @@
 #define LOG_TO_STDERR	1
 #define LOG_TO_SYSLOG	0
 
+/* With to_stderr, a stderr that journald reads ($JOURNAL_STREAM) gets
+ * "<prio>" prefixes and no program name. */
 void	log_init(int to_stderr, int verbose, int facility);
+int	log_journal_stream(int fd);	/* 1 if fd is $JOURNAL_STREAM */
 void	log_procinit(const char *procname);
 void	log_setverbose(int verbose);
 int	log_getverbose(void);
@@ -20,6 +24,8 @@ int	log_getverbose(void);
 /* Optional sink that replaces stderr/syslog (tests, libraries). */
 typedef void (*log_sink_fn)(int prio, const char *msg, void *arg);
 void	log_set_sink(log_sink_fn fn, void *arg);
+/* One finished message at prio (a log_sink_fn, e.g. for sk_set_log()). */
+void	log_msg(int prio, const char *msg, void *arg);
 
 void	log_warn(const char *, ...) __attribute__((format(printf, 1, 2)));
 void	log_warnx(const char *, ...) __attribute__((format(printf, 1, 2)));

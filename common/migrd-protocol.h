@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The one wire header shared by migrd, migctl and peer migrds.
  *
@@ -11,7 +12,7 @@
 #define MIGRD_PROTOCOL_H
 
 /* Bump on any change of this file, frame.h or a payload's meaning. */
-#define MIGR_PROTO_VERSION	1
+#define MIGR_PROTO_VERSION	3
 
 #define MIGR_FRAME_HDR_LEN	8
 /* Largest payload anyone may send; the configured limit may be lower. */
@@ -55,19 +56,36 @@ enum migr_msg {
 	MSG_CTL_CANCEL = 24,	/* {ns} */
 	MSG_CTL_RESOLVE = 25,	/* {ns, outcome: "rollback" | "done"} */
 	MSG_CTL_PROGRESS = 26,	/* migrd -> migctl: {phase, at_ms, text} */
+	MSG_MIG_CHUNK = 27,	/* peer: {mig, seq, chunk} a part of record
+				   seq too large to travel inline */
+	MSG_CTL_CHECK = 28,	/* control: {ns[, host]} */
+	MSG_MIG_CHECK = 29,	/* peer: {mig, ns, from, namespace, records[],
+				   workload}: could you take it? */
+	MSG_MIG_CHECKED = 30,	/* peer: {mig, ok, reason} */
+	MSG_MIG_FORGET = 31,	/* peer, source -> destination: {mig} it
+				   knows how that migration ended */
 	MSG__MAX
 };
 
-#define MSG_IS_MIG(t)	((t) >= MSG_MIG_PREPARE && (t) <= MSG_MIG_ABORTED)
+#define MSG_IS_MIG(t)	(((t) >= MSG_MIG_PREPARE && (t) <= MSG_MIG_ABORTED) || \
+			 (t) == MSG_MIG_CHUNK || (t) == MSG_MIG_CHECK || \
+			 (t) == MSG_MIG_CHECKED || (t) == MSG_MIG_FORGET)
 #define MSG_IS_PEER(t)	((t) == MSG_RESULT || (t) == MSG_HELLO || \
 			 (t) == MSG_HEARTBEAT || MSG_IS_MIG(t))
 /* a request migctl may send */
 #define MSG_IS_CTL(t)	(((t) >= MSG_CTL_STATUS && (t) <= MSG_CTL_HISTORY) || \
-			 (t) == MSG_CTL_CANCEL || (t) == MSG_CTL_RESOLVE)
+			 (t) == MSG_CTL_CANCEL || (t) == MSG_CTL_RESOLVE || \
+			 (t) == MSG_CTL_CHECK)
 
-/* Largest payload of a MSG_MIG_RECORD (a socket with full queues, in
- * base64): accepted only from the peer of a prepared migration. */
-#define MIGR_RECORD_MAX		(96 * 1024 * 1024)
+/*
+ * A socket record carries at most MIGR_RECORD_INLINE bytes of each queue
+ * (and of its datagrams) inline; larger parts follow in MSG_MIG_CHUNK
+ * frames of at most MIGR_CHUNK_BYTES bytes each (base64 in JSON), so no
+ * frame exceeds MIGR_FRAME_MAX.  Frames above max-message are accepted
+ * only as records and chunks from the peer of a prepared migration.
+ */
+#define MIGR_RECORD_INLINE	(128 * 1024)
+#define MIGR_CHUNK_BYTES	(384 * 1024)
 
 /* Result codes.  Numbers are on the wire and are migctl's exit status. */
 enum migr_result {

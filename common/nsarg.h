@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Validation of the arguments of "ns create" and "run", shared by migctl
  * (to fail early with a clear message) and migrd (which decides).  Each

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: ISC
 # Build the migr guest kernel from Debian's linux-source-6.1.
 #
 #   kernel/build.sh            build (or reuse) and print the output folder

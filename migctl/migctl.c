@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * migctl: send one command to migrd over its control socket, print the
  * result, exit with the result code.  A migration's progress frames come
@@ -18,66 +19,12 @@
 
 #include "frame.h"
 #include "log.h"
+#include "version.h"
 #include "migrd-protocol.h"
 #include "output.h"
 #include "parser.h"
 
 #define CTL_TIMEOUT	60	/* seconds, for each frame read */
-
-static const int action_msg[] = {
-	[A_STATUS] = MSG_CTL_STATUS,
-	[A_PEERS] = MSG_CTL_PEERS,
-	[A_NS_LIST] = MSG_CTL_NS_LIST,
-	[A_NS_SHOW] = MSG_CTL_NS_SHOW,
-	[A_NS_CREATE] = MSG_CTL_NS_CREATE,
-	[A_NS_DELETE] = MSG_CTL_NS_DELETE,
-	[A_RUN] = MSG_CTL_RUN,
-	[A_MIGRATE] = MSG_CTL_MIGRATE,
-	[A_HISTORY] = MSG_CTL_HISTORY,
-	[A_CANCEL] = MSG_CTL_CANCEL,
-	[A_RESOLVE] = MSG_CTL_RESOLVE,
-};
-
-static json_t *
-strings(const char *const *v, int n)
-{
-	json_t *a = json_array();
-	int i;
-
-	for (i = 0; a && i < n; i++)
-		json_array_append_new(a, json_string(v[i]));
-	return a;
-}
-
-static json_t *
-build_request(const struct parse_result *r)
-{
-	json_t *o;
-
-	switch (r->action) {
-	case A_NS_SHOW:
-	case A_NS_DELETE:
-	case A_CANCEL:
-		return json_pack("{s:s}", "ns", r->ns);
-	case A_RESOLVE:
-		return json_pack("{s:s,s:s}", "ns", r->ns, "outcome",
-		    r->outcome);
-	case A_NS_CREATE:
-		o = json_pack("{s:s,s:o,s:o}", "ns", r->ns,
-		    "addrs", strings(r->addrs, r->naddrs),
-		    "routes", strings(r->routes, r->nroutes));
-		if (o && r->mac)
-			json_object_set_new(o, "mac", json_string(r->mac));
-		return o;
-	case A_RUN:
-		return json_pack("{s:s,s:o}", "ns", r->ns, "argv",
-		    strings((const char *const *)r->argv, r->argc));
-	case A_MIGRATE:
-		return json_pack("{s:s,s:s}", "ns", r->ns, "host", r->host);
-	default:
-		return json_object();
-	}
-}
 
 static int
 connect_control(const char *path)
@@ -165,6 +112,7 @@ main(int argc, char *argv[])
 		{ "help", no_argument, NULL, 'h' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "socket", required_argument, NULL, 's' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
 	const struct output *out = &text_output;
@@ -173,6 +121,7 @@ main(int argc, char *argv[])
 	json_t *req, *reply = NULL, *data;
 	json_int_t code;
 	const char *message;
+	uint16_t type;
 	int ch, fd, rc, sent;
 
 	log_procinit("migctl");
@@ -187,6 +136,10 @@ main(int argc, char *argv[])
 		case 'j':
 			out = &json_output;
 			break;
+		case 'V':
+			printf("migctl %s (protocol %d)\n", MIGR_VERSION,
+			    MIGR_PROTO_VERSION);
+			return 0;
 		case 's':
 			sock = optarg;
 			break;
@@ -203,7 +156,7 @@ main(int argc, char *argv[])
 	}
 	if ((rc = parse(argc, argv, &res)) != 0)
 		return rc;
-	if ((req = build_request(&res)) == NULL) {
+	if ((req = parse_request(&res, &type)) == NULL) {
 		fprintf(stderr, "migctl: cannot build the request\n");
 		return RES_ERROR;
 	}
@@ -213,8 +166,7 @@ main(int argc, char *argv[])
 	}
 	/* migrd may answer and close before reading (a refused caller):
 	 * a failed write is reported only if no result can be read */
-	sent = frame_write_fd(fd, (uint16_t)action_msg[res.action], req,
-	    MIGR_FRAME_MAX);
+	sent = frame_write_fd(fd, type, req, MIGR_FRAME_MAX);
 	if (read_result(fd, out, res.action, sent, &reply) == -1) {
 		rc = RES_ERROR;
 		goto out_close;

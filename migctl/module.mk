@@ -1,16 +1,17 @@
-# migctl: the command-line client (see issue 5).
-MIGCTL_SRCS := $(wildcard migctl/*.c)
-MIGCTL_OBJS := $(MIGCTL_SRCS:%.c=$(BUILD)/%.o)
+# SPDX-License-Identifier: ISC
+# migctl: the command-line client.  It speaks framed JSON on the control
+# socket and needs nothing but the base layer (and jansson).
+MIGCTL_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard migctl/*.c))
 MIGCTL      := $(BUILD)/migctl/migctl
 PROGRAMS    += $(MIGCTL)
 
-$(MIGCTL): $(MIGCTL_OBJS) $(LIBMIGR)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+$(MIGCTL_OBJS): INC := -Imigctl $(INC_BASE)
 
-# migctl's parser and output, unit-tested without main (explicit rule
-# beats the pattern rule in tests/module.mk).
+$(MIGCTL): $(MIGCTL_OBJS) $(LIBBASE)
+	$(CC) $(LDFLAGS) -o $@ $^ $(PK_BASE)
+
+# migctl's parser and output, unit-tested without main
 $(BUILD)/tests/unit/test_migctl_parser: \
     $(BUILD)/tests/unit/test_migctl_parser.o $(BUILD)/migctl/parser.o \
-    $(BUILD)/migctl/output.o $(BUILD)/migctl/output_json.o $(LIBMIGR)
-	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(LDLIBS)
-$(BUILD)/tests/unit/test_migctl_parser.o: CFLAGS += -Imigctl
+    $(BUILD)/migctl/output.o $(BUILD)/migctl/output_json.o $(LIBBASE)
+	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(PK_BASE)

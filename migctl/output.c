@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -176,8 +177,8 @@ static void
 show_ns(json_t *d)
 {
 	char buf[512];
-	json_t *w, *ifs, *ifa, *ai;
-	size_t i, k;
+	json_t *w, *r;
+	size_t i;
 
 	printf("name: %s\n", s_of(d, "name"));
 	join(json_object_get(d, "addrs"), buf, sizeof(buf));
@@ -192,14 +193,23 @@ show_ns(json_t *d)
 		printf("workload: pid %lld %s: %s\n", i_of(w, "pid"),
 		    json_is_true(json_object_get(w, "exited")) ?
 		    "exited" : "running", s_of(w, "command"));
-	ifs = json_object_get(d, "interfaces");
-	json_array_foreach(ifs, i, ifa) {
-		printf("interface: %s %s %s", s_of(ifa, "ifname"),
-		    s_of(ifa, "operstate"), s_of(ifa, "address"));
-		json_array_foreach(json_object_get(ifa, "addr_info"), k, ai)
-			printf(" %s/%lld", s_of(ai, "local"),
-			    i_of(ai, "prefixlen"));
-		printf("\n");
+	/* the system's view, as the records a migration would carry */
+	json_array_foreach(json_object_get(d, "network"), i, r) {
+		const char *type = s_of(r, "type");
+
+		if (strcmp(type, "link") == 0)
+			printf("link: %s %s %s mtu %lld\n", s_of(r, "name"),
+			    s_of(r, "kind"), s_of(r, "mac"), i_of(r, "mtu"));
+		else if (strcmp(type, "addr") == 0)
+			printf("address: %s/%lld on %s\n", s_of(r, "addr"),
+			    i_of(r, "prefix"), s_of(r, "dev"));
+		else if (strcmp(type, "route") == 0)
+			printf("route: %s/%lld%s%s on %s metric %lld\n",
+			    s_of(r, "dst"), i_of(r, "prefix"),
+			    json_object_get(r, "gateway") ? " via " : "",
+			    json_object_get(r, "gateway") ?
+			    s_of(r, "gateway") : "", s_of(r, "dev"),
+			    i_of(r, "metric"));
 	}
 }
 
@@ -308,6 +318,10 @@ report_sockets(FILE *fp, json_t *r)
 		    n_of(sk, "udp", n[4], sizeof(n[4])),
 		    n_of(sk, "accepted", n[5], sizeof(n[5])));
 	fputc('\n', fp);
+	if (json_integer_value(json_object_get(sk, "reset")) > 0)
+		fprintf(fp, "  %-10s %10s  connections reset at go-live (they "
+		    "could not resume; see the destination's log)\n", "reset",
+		    n_of(sk, "reset", n[0], sizeof(n[0])));
 	b = json_object_get(r, "bytes");
 	fprintf(fp, "  %-10s %10s  bytes\n", "queued",
 	    n_of(b, "queued", n[0], sizeof(n[0])));
@@ -369,14 +383,38 @@ output_report_summary(FILE *fp, json_t *r)
 	return 0;
 }
 
+/* "check": one line per refusal, the orphans, the host's word. */
+static void
+show_check(json_t *d)
+{
+	json_t *r, *h = json_object_get(d, "host");
+	size_t i;
+
+	json_array_foreach(json_object_get(d, "refusals"), i, r)
+		printf("refused: %s\n", json_string_value(r) ?
+		    json_string_value(r) : "?");
+	if (i_of(d, "orphans") > 0)
+		printf("waits for: %lld closed connection(s) to deliver their "
+		    "last bytes: %s\n", i_of(d, "orphans"),
+		    s_of(d, "orphans_busy"));
+	if (json_is_object(h))
+		printf("host %s: %s%s\n", s_of(h, "name"),
+		    json_is_true(json_object_get(h, "ok")) ? "can take it" :
+		    "cannot take it: ", json_is_true(json_object_get(h,
+		    "ok")) ? "" : s_of(h, "reason"));
+}
+
 static void
 text_result(enum action a, int code, const char *message, json_t *data)
 {
 	int reported = 0;
 
-	/* a migration's report comes with failures too */
+	/* a migration's report comes with failures too, and a check's
+	 * findings are what it is for */
 	if (a == A_MIGRATE)
 		reported = output_report(stdout, data) == 0;
+	if (a == A_CHECK && json_is_object(data))
+		show_check(data);
 	if (code != RES_OK) {
 		fflush(stdout);
 		fprintf(stderr, "migctl: %s: %s\n", migr_strresult(code),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Output vtable: fixed, greppable text (output.c) or JSON through
  * jansson (output_json.c), chosen with -j.

@@ -1,13 +1,31 @@
+/* SPDX-License-Identifier: ISC */
 #include <stdio.h>
 
 #include "migrd-protocol.h"
 #include "output.h"
 
-/* 15 digits: 15.2 prints as 15.2, not 15.199999999999999 */
-#define DUMP_REAL	JSON_REAL_PRECISION(15)
+/*
+ * -j prints a stream of JSON objects, exactly one per line, whatever
+ * they hold (strings escape their newlines): the progress frames of a
+ * migration, then the result.  15 digits: 15.2 prints as 15.2, not
+ * 15.199999999999999.
+ */
+#define DUMP_FLAGS \
+	(JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(15))
 
-/* The whole result object, plus the code's name: {code, result,
- * message, data}. */
+/* o on one line of fp */
+static int
+dump_line(FILE *fp, json_t *o)
+{
+	int rc;
+
+	rc = json_dumpf(o, fp, DUMP_FLAGS);
+	fputc('\n', fp);
+	return rc;
+}
+
+/* The whole result object, plus the code's name, on one line: {code,
+ * result, message, data}. */
 static void
 json_result(enum action a, int code, const char *message, json_t *data)
 {
@@ -20,8 +38,7 @@ json_result(enum action a, int code, const char *message, json_t *data)
 		return;
 	if (data != NULL)
 		json_object_set(o, "data", data);
-	json_dumpf(o, stdout, JSON_INDENT(2) | JSON_SORT_KEYS | DUMP_REAL);
-	fputc('\n', stdout);
+	dump_line(stdout, o);
 	json_decref(o);
 }
 
@@ -38,8 +55,7 @@ output_progress_json(FILE *fp, json_t *p)
 		return -1;
 	if ((o = json_pack("{s:O}", "progress", p)) == NULL)
 		return -1;
-	rc = json_dumpf(o, fp, JSON_COMPACT | JSON_SORT_KEYS | DUMP_REAL);
-	fputc('\n', fp);
+	rc = dump_line(fp, o);
 	json_decref(o);
 	return rc;
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +17,8 @@ enum token_type {
 	T_OPT_MAC,	/* --mac MAC */
 	T_OPT_ROUTE,	/* --route DEST,GW */
 	T_ARGV,		/* -- CMD ARGS... (rest of the line) */
-	T_OUTCOME	/* resolve's outcome keyword, kept in full */
+	T_OUTCOME,	/* resolve's outcome keyword, kept in full */
+	T_FORCE		/* resolve ... force */
 };
 
 struct token {
@@ -24,6 +26,23 @@ struct token {
 	const char		*keyword;
 	enum action		 value;
 	const struct token	*next;
+};
+
+/* A usage error: the exit status, as for a bad request. */
+#define USAGE_ERROR	2
+
+/* The words parse() has yet to read. */
+struct words {
+	int	  argc;
+	char	**argv;
+	int	  next;
+};
+
+/* How a word selects a token of the table at hand. */
+enum match {
+	NO_MATCH,
+	MATCH,		/* one of possibly several */
+	EXACT_MATCH	/* the keyword in full: beats every other */
 };
 
 static const struct token t_main[];
@@ -36,9 +55,12 @@ static const struct token t_run[];
 static const struct token t_run_argv[];
 static const struct token t_migrate[];
 static const struct token t_migrate_host[];
+static const struct token t_check[];
+static const struct token t_check_host[];
 static const struct token t_cancel[];
 static const struct token t_resolve[];
 static const struct token t_resolve_outcome[];
+static const struct token t_resolve_force[];
 static const struct token t_end[];
 
 static const struct token t_main[] = {
@@ -47,6 +69,7 @@ static const struct token t_main[] = {
 	{ T_KEYWORD,	"ns",		A_NONE,		t_ns },
 	{ T_KEYWORD,	"run",		A_RUN,		t_run },
 	{ T_KEYWORD,	"migrate",	A_MIGRATE,	t_migrate },
+	{ T_KEYWORD,	"check",	A_CHECK,	t_check },
 	{ T_KEYWORD,	"history",	A_HISTORY,	t_end },
 	{ T_KEYWORD,	"cancel",	A_CANCEL,	t_cancel },
 	{ T_KEYWORD,	"resolve",	A_RESOLVE,	t_resolve },
@@ -93,6 +116,14 @@ static const struct token t_migrate_host[] = {
 	{ T_HOST,	"HOST",		A_NONE,		t_end },
 	{ T_END,	NULL,		A_NONE,		NULL }
 };
+static const struct token t_check[] = {
+	{ T_NSNAME,	"NS",		A_NONE,		t_check_host },
+	{ T_END,	NULL,		A_NONE,		NULL }
+};
+static const struct token t_check_host[] = {
+	{ T_HOST,	"HOST",		A_NONE,		t_end },
+	{ T_END,	"",		A_NONE,		NULL }
+};
 static const struct token t_cancel[] = {
 	{ T_NSNAME,	"NS",		A_NONE,		t_end },
 	{ T_END,	NULL,		A_NONE,		NULL }
@@ -102,9 +133,13 @@ static const struct token t_resolve[] = {
 	{ T_END,	NULL,		A_NONE,		NULL }
 };
 static const struct token t_resolve_outcome[] = {
-	{ T_OUTCOME,	"rollback",	A_NONE,		t_end },
-	{ T_OUTCOME,	"done",		A_NONE,		t_end },
+	{ T_OUTCOME,	"rollback",	A_NONE,		t_resolve_force },
+	{ T_OUTCOME,	"done",		A_NONE,		t_resolve_force },
 	{ T_END,	NULL,		A_NONE,		NULL }
+};
+static const struct token t_resolve_force[] = {
+	{ T_FORCE,	"force",	A_NONE,		t_end },
+	{ T_END,	"",		A_NONE,		NULL }
 };
 static const struct token t_end[] = {
 	{ T_END,	"",		A_NONE,		NULL }
@@ -126,15 +161,21 @@ parser_usage(FILE *fp)
 	    "  ns delete NS                   kill its tasks, remove it\n"
 	    "  run NS -- CMD [ARG ...]        start a workload in NS\n"
 	    "  migrate NS HOST                move NS to peer HOST\n"
+	    "  check NS [HOST]                could NS move (to HOST)? changes "
+	    "nothing\n"
 	    "  cancel NS                      stop NS's migration before "
 	    "COMMIT\n"
-	    "  resolve NS rollback|done       end a migration in doubt: "
+	    "  resolve NS rollback|done [force]  end a migration in doubt: "
 	    "NS runs\n"
 	    "                                 here again, or HOST has it\n"
 	    "  history                        recent events\n"
 	    "options:\n"
-	    "  -j         JSON output\n"
-	    "  -s socket  control socket (default %s)\n"
+	    "  -h, --help           this text\n"
+	    "  -j, --json           JSON output, one object per line (a "
+	    "migration's\n"
+	    "                       progress objects, then the result)\n"
+	    "  -s, --socket socket  control socket (default %s)\n"
+	    "      --version        migctl's and the protocol's version\n"
 	    "keywords may be abbreviated (\"ns l\" for \"ns list\").\n"
 	    "exit status: the result code (0 ok, 2 bad request, 3 denied, "
 	    "7 invalid\nargument, 8 no such namespace, 13 not implemented, "
@@ -203,157 +244,349 @@ bad_arg(const char *why)
 	return RES_INVALID_ARGUMENT;
 }
 
-int
-parse(int argc, char *argv[], struct parse_result *res)
+/* Keywords, options and outcomes match by prefix, run's "--" only in
+ * full; a name or a host is any word. */
+static enum match
+match_word(const struct token *t, const char *w)
 {
-	const struct token *table = t_main, *match;
-	char err[256];
-	int i = 0, j, nmatch;
+	size_t wl = strlen(w);
 
-	memset(res, 0, sizeof(*res));
-	while (table != NULL) {
-		const char *w = i < argc ? argv[i] : NULL;
+	switch (t->type) {
+	case T_KEYWORD:
+	case T_OPT_ADDR:
+	case T_OPT_MAC:
+	case T_OPT_ROUTE:
+	case T_ARGV:
+	case T_OUTCOME:
+	case T_FORCE:
+		if (wl == 0 || strncmp(w, t->keyword, wl) != 0)
+			return NO_MATCH;
+		if (t->type == T_ARGV && wl != 2)
+			return NO_MATCH;	/* "--" only, exactly */
+		return wl == strlen(t->keyword) ? EXACT_MATCH : MATCH;
+	case T_NSNAME:
+	case T_HOST:
+		return MATCH;		/* any word, checked once chosen */
+	default:
+		return NO_MATCH;
+	}
+}
 
-		match = NULL;
-		nmatch = 0;
-		for (j = 0; table[j].type != T_END; j++) {
-			const struct token *t = &table[j];
-			size_t wl = w ? strlen(w) : 0;
+/* The one token of table that w selects, or NULL after saying why. */
+static const struct token *
+match_token(const struct token *table, const char *w)
+{
+	const struct token *match = NULL;
+	int j, nmatch = 0;
 
-			if (w == NULL)
-				break;
-			switch (t->type) {
-			case T_KEYWORD:
-			case T_OPT_ADDR:
-			case T_OPT_MAC:
-			case T_OPT_ROUTE:
-			case T_ARGV:
-			case T_OUTCOME:
-				if (wl == 0 || strncmp(w, t->keyword, wl) != 0)
-					break;
-				if (t->type == T_ARGV && wl != 2)
-					break;	/* "--" only, exactly */
-				if (wl == strlen(t->keyword)) {
-					match = t;	/* exact beats prefix */
-					nmatch = 1;
-					goto matched;
-				}
-				match = t;
-				nmatch++;
-				break;
-			case T_NSNAME:
-			case T_HOST:
-				match = t;
-				nmatch++;
-				break;
-			default:
-				break;
-			}
-		}
-matched:
-		if (w == NULL) {
-			/* end of input: allowed if the table has T_END */
-			for (j = 0; table[j].type != T_END; j++)
-				;
-			if (table[j].keyword == NULL || res->action == A_NONE) {
-				fprintf(stderr, "migctl: missing argument\n");
-				list_choices(table);
-				return 2;
-			}
+	for (j = 0; table[j].type != T_END; j++) {
+		switch (match_word(&table[j], w)) {
+		case EXACT_MATCH:
+			return &table[j];
+		case MATCH:
+			match = &table[j];
+			nmatch++;
 			break;
-		}
-		if (nmatch == 0) {
-			fprintf(stderr, "migctl: unknown argument '%s'\n", w);
-			list_choices(table);
-			return 2;
-		}
-		if (nmatch > 1) {
-			fprintf(stderr, "migctl: '%s' is ambiguous\n", w);
-			list_choices(table);
-			return 2;
-		}
-		i++;
-		if (match->value != A_NONE)
-			res->action = match->value;
-		switch (match->type) {
-		case T_NSNAME:
-			if (nsarg_name(w, err, sizeof(err)) == -1)
-				return bad_arg(err);
-			strcpy(res->ns, w);
+		case NO_MATCH:
 			break;
-		case T_HOST:
-			if (strlen(w) >= sizeof(res->host))
-				return bad_arg("host name too long");
-			strcpy(res->host, w);
-			break;
-		case T_OUTCOME:
-			snprintf(res->outcome, sizeof(res->outcome), "%s",
-			    match->keyword);
-			break;
-		case T_OPT_ADDR:
-		case T_OPT_MAC:
-		case T_OPT_ROUTE:
-			if (i >= argc) {
-				fprintf(stderr, "migctl: %s needs a value\n",
-				    match->keyword);
-				return 2;
-			}
-			w = argv[i++];
-			if (match->type == T_OPT_ADDR) {
-				struct nsarg_addr a;
-
-				if (nsarg_addr(w, &a, err, sizeof(err)) == -1)
-					return bad_arg(err);
-				if (res->naddrs == NSARG_ADDRS_MAX)
-					return bad_arg("too many --addr");
-				res->addrs[res->naddrs++] = w;
-			} else if (match->type == T_OPT_ROUTE) {
-				struct nsarg_route r;
-
-				if (nsarg_route(w, &r, err, sizeof(err)) == -1)
-					return bad_arg(err);
-				if (res->nroutes == NSARG_ROUTES_MAX)
-					return bad_arg("too many --route");
-				res->routes[res->nroutes++] = w;
-			} else {
-				uint8_t mac[6];
-
-				if (res->mac != NULL)
-					return bad_arg("--mac given twice");
-				if (nsarg_mac(w, mac, err, sizeof(err)) == -1)
-					return bad_arg(err);
-				res->mac = w;
-			}
-			break;
-		case T_ARGV:
-			res->argc = argc - i;
-			if (res->argc == 0)
-				return bad_arg("run: no command after --");
-			if (res->argc > NSARG_ARGV_MAX)
-				return bad_arg("run: too many arguments");
-			for (j = 0; j < res->argc; j++)
-				res->argv[j] = argv[i + j];
-			res->argv[res->argc] = NULL;
-			i = argc;
-			if (resolve_cmd(res) == -1)
-				return RES_INVALID_ARGUMENT;
-			if (nsarg_argv((const char *const *)res->argv,
-			    (size_t)res->argc, err, sizeof(err)) == -1)
-				return bad_arg(err);
-			break;
-		default:
-			break;
-		}
-		table = match->next;
-		if (table == NULL && i < argc) {
-			fprintf(stderr, "migctl: unexpected argument '%s'\n",
-			    argv[i]);
-			return 2;
 		}
 	}
+	if (nmatch == 0)
+		fprintf(stderr, "migctl: unknown argument '%s'\n", w);
+	else if (nmatch > 1)
+		fprintf(stderr, "migctl: '%s' is ambiguous\n", w);
+	else
+		return match;
+	list_choices(table);
+	return NULL;
+}
+
+/* May the command end before table?  Only if table says so (a T_END
+ * with a keyword) and a command has been chosen. */
+static int
+may_end(const struct token *table, const struct parse_result *res)
+{
+	int j;
+
+	for (j = 0; table[j].type != T_END; j++)
+		;
+	return table[j].keyword != NULL && res->action != A_NONE;
+}
+
+static int
+parse_nsname(const char *w, struct parse_result *res)
+{
+	char err[256];
+
+	if (nsarg_name(w, err, sizeof(err)) == -1)
+		return bad_arg(err);
+	strcpy(res->ns, w);
+	return 0;
+}
+
+static int
+parse_host(const char *w, struct parse_result *res)
+{
+	if (strlen(w) >= sizeof(res->host))
+		return bad_arg("host name too long");
+	strcpy(res->host, w);
+	return 0;
+}
+
+/* resolve's outcome, in full however abbreviated */
+static int
+parse_outcome(const struct token *t, struct parse_result *res)
+{
+	snprintf(res->outcome, sizeof(res->outcome), "%s", t->keyword);
+	return 0;
+}
+
+static int
+opt_addr(const char *w, struct parse_result *res)
+{
+	struct nsarg_addr a;
+	char err[256];
+
+	if (nsarg_addr(w, &a, err, sizeof(err)) == -1)
+		return bad_arg(err);
+	if (res->naddrs == NSARG_ADDRS_MAX)
+		return bad_arg("too many --addr");
+	res->addrs[res->naddrs++] = w;
+	return 0;
+}
+
+static int
+opt_route(const char *w, struct parse_result *res)
+{
+	struct nsarg_route r;
+	char err[256];
+
+	if (nsarg_route(w, &r, err, sizeof(err)) == -1)
+		return bad_arg(err);
+	if (res->nroutes == NSARG_ROUTES_MAX)
+		return bad_arg("too many --route");
+	res->routes[res->nroutes++] = w;
+	return 0;
+}
+
+static int
+opt_mac(const char *w, struct parse_result *res)
+{
+	uint8_t mac[6];
+	char err[256];
+
+	if (res->mac != NULL)
+		return bad_arg("--mac given twice");
+	if (nsarg_mac(w, mac, err, sizeof(err)) == -1)
+		return bad_arg(err);
+	res->mac = w;
+	return 0;
+}
+
+/* --addr, --mac, --route: take the next word as the value. */
+static int
+parse_option(const struct token *t, struct words *ws,
+    struct parse_result *res)
+{
+	const char *w;
+
+	if (ws->next >= ws->argc) {
+		fprintf(stderr, "migctl: %s needs a value\n", t->keyword);
+		return USAGE_ERROR;
+	}
+	w = ws->argv[ws->next++];
+	switch (t->type) {
+	case T_OPT_ADDR:
+		return opt_addr(w, res);
+	case T_OPT_ROUTE:
+		return opt_route(w, res);
+	default:
+		return opt_mac(w, res);
+	}
+}
+
+/* run's "-- CMD [ARG ...]": the rest of the line, CMD found in PATH. */
+static int
+parse_argv(struct words *ws, struct parse_result *res)
+{
+	char err[256];
+	int j;
+
+	res->argc = ws->argc - ws->next;
+	if (res->argc == 0)
+		return bad_arg("run: no command after --");
+	if (res->argc > NSARG_ARGV_MAX)
+		return bad_arg("run: too many arguments");
+	for (j = 0; j < res->argc; j++)
+		res->argv[j] = ws->argv[ws->next + j];
+	res->argv[res->argc] = NULL;
+	ws->next = ws->argc;
+	if (resolve_cmd(res) == -1)
+		return RES_INVALID_ARGUMENT;
+	if (nsarg_argv((const char *const *)res->argv, (size_t)res->argc,
+	    err, sizeof(err)) == -1)
+		return bad_arg(err);
+	return 0;
+}
+
+/* What token t, just matched by word w, stands for; it may take more
+ * words. */
+static int
+parse_token(const struct token *t, const char *w, struct words *ws,
+    struct parse_result *res)
+{
+	if (t->value != A_NONE)
+		res->action = t->value;
+	switch (t->type) {
+	case T_NSNAME:
+		return parse_nsname(w, res);
+	case T_HOST:
+		return parse_host(w, res);
+	case T_OUTCOME:
+		return parse_outcome(t, res);
+	case T_FORCE:
+		res->force = 1;
+		return 0;
+	case T_OPT_ADDR:
+	case T_OPT_MAC:
+	case T_OPT_ROUTE:
+		return parse_option(t, ws, res);
+	case T_ARGV:
+		return parse_argv(ws, res);
+	default:
+		return 0;
+	}
+}
+
+/* What the tables cannot say: the arguments a command needs. */
+static int
+check_complete(const struct parse_result *res)
+{
 	if (res->action == A_NS_CREATE && res->naddrs == 0)
 		return bad_arg("ns create: at least one --addr is needed");
 	if (res->action == A_RUN && res->argc == 0)
 		return bad_arg("run: missing '-- CMD [ARG ...]'");
 	return 0;
+}
+
+/* Every word can travel: a request is JSON, whose strings are UTF-8
+ * (jansson's check, the one parse_request() meets). */
+static int
+check_utf8(int argc, char *argv[])
+{
+	json_t *s;
+	int i;
+
+	for (i = 0; i < argc; i++) {
+		if ((s = json_string(argv[i])) == NULL) {
+			fprintf(stderr, "migctl: argument %d is not valid "
+			    "UTF-8 (requests are JSON)\n", i + 1);
+			return RES_INVALID_ARGUMENT;
+		}
+		json_decref(s);
+	}
+	return 0;
+}
+
+int
+parse(int argc, char *argv[], struct parse_result *res)
+{
+	const struct token *table = t_main, *match;
+	struct words ws = { argc, argv, 0 };
+	const char *w;
+	int rc;
+
+	memset(res, 0, sizeof(*res));
+	if ((rc = check_utf8(argc, argv)) != 0)
+		return rc;
+	while (table != NULL) {
+		if (ws.next >= ws.argc) {
+			if (!may_end(table, res)) {
+				fprintf(stderr, "migctl: missing argument\n");
+				list_choices(table);
+				return USAGE_ERROR;
+			}
+			break;
+		}
+		w = ws.argv[ws.next];
+		if ((match = match_token(table, w)) == NULL)
+			return USAGE_ERROR;
+		ws.next++;
+		if ((rc = parse_token(match, w, &ws, res)) != 0)
+			return rc;
+		table = match->next;
+		if (table == NULL && ws.next < ws.argc) {
+			fprintf(stderr, "migctl: unexpected argument '%s'\n",
+			    ws.argv[ws.next]);
+			return USAGE_ERROR;
+		}
+	}
+	return check_complete(res);
+}
+
+static const uint16_t action_msg[] = {
+	[A_STATUS] = MSG_CTL_STATUS,
+	[A_PEERS] = MSG_CTL_PEERS,
+	[A_NS_LIST] = MSG_CTL_NS_LIST,
+	[A_NS_SHOW] = MSG_CTL_NS_SHOW,
+	[A_NS_CREATE] = MSG_CTL_NS_CREATE,
+	[A_NS_DELETE] = MSG_CTL_NS_DELETE,
+	[A_RUN] = MSG_CTL_RUN,
+	[A_MIGRATE] = MSG_CTL_MIGRATE,
+	[A_HISTORY] = MSG_CTL_HISTORY,
+	[A_CANCEL] = MSG_CTL_CANCEL,
+	[A_RESOLVE] = MSG_CTL_RESOLVE,
+	[A_CHECK] = MSG_CTL_CHECK,
+};
+
+/* An array of the n strings, or NULL (never one with some missing). */
+static json_t *
+strings(const char *const *v, int n)
+{
+	json_t *a = json_array();
+	int i;
+
+	for (i = 0; a && i < n; i++) {
+		if (json_array_append_new(a, json_string(v[i])) == -1) {
+			json_decref(a);
+			return NULL;
+		}
+	}
+	return a;
+}
+
+json_t *
+parse_request(const struct parse_result *r, uint16_t *type)
+{
+	json_t *o;
+
+	*type = action_msg[r->action];
+	switch (r->action) {
+	case A_NS_SHOW:
+	case A_NS_DELETE:
+	case A_CANCEL:
+		return json_pack("{s:s}", "ns", r->ns);
+	case A_RESOLVE:
+		return r->force ? json_pack("{s:s,s:s,s:b}", "ns", r->ns,
+		    "outcome", r->outcome, "force", 1) : json_pack("{s:s,s:s}",
+		    "ns", r->ns, "outcome", r->outcome);
+	case A_NS_CREATE:
+		o = json_pack("{s:s,s:o,s:o}", "ns", r->ns,
+		    "addrs", strings(r->addrs, r->naddrs),
+		    "routes", strings(r->routes, r->nroutes));
+		if (o && r->mac)
+			json_object_set_new(o, "mac", json_string(r->mac));
+		return o;
+	case A_RUN:
+		return json_pack("{s:s,s:o}", "ns", r->ns, "argv",
+		    strings((const char *const *)r->argv, r->argc));
+	case A_MIGRATE:
+		return json_pack("{s:s,s:s}", "ns", r->ns, "host", r->host);
+	case A_CHECK:
+		if (r->host[0] == '\0')
+			return json_pack("{s:s}", "ns", r->ns);
+		return json_pack("{s:s,s:s}", "ns", r->ns, "host", r->host);
+	default:
+		return json_object();
+	}
 }

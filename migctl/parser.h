@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * migctl's command parser: chains of token tables, keywords may be
  * abbreviated to any unambiguous prefix (as in bgpctl's parser.c).
@@ -5,11 +6,17 @@
 #ifndef MIGCTL_PARSER_H
 #define MIGCTL_PARSER_H
 
+#include <stdint.h>
+#include <stdio.h>
+
+#include <jansson.h>
+
 #include "nsarg.h"
 
 enum action {
 	A_NONE, A_STATUS, A_PEERS, A_NS_LIST, A_NS_SHOW, A_NS_CREATE,
-	A_NS_DELETE, A_RUN, A_MIGRATE, A_HISTORY, A_CANCEL, A_RESOLVE
+	A_NS_DELETE, A_RUN, A_MIGRATE, A_HISTORY, A_CANCEL, A_RESOLVE,
+	A_CHECK
 };
 
 struct parse_result {
@@ -17,6 +24,7 @@ struct parse_result {
 	char		 ns[NSARG_NAME_MAX + 1];
 	char		 host[64];
 	char		 outcome[16];	/* resolve: "rollback" or "done" */
+	int		 force;		/* resolve ... force */
 	const char	*addrs[NSARG_ADDRS_MAX];
 	int		 naddrs;
 	const char	*routes[NSARG_ROUTES_MAX];
@@ -29,6 +37,9 @@ struct parse_result {
 
 /* 0 ok; else an exit status after printing the reason to stderr. */
 int	parse(int argc, char *argv[], struct parse_result *res);
+/* The request res stands for: its payload (a new reference, or NULL
+ * when out of memory) and *type, the message migrd takes it as. */
+json_t	*parse_request(const struct parse_result *res, uint16_t *type);
 void	parser_usage(FILE *fp);
 
 #endif

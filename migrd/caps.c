@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * After setup migrd keeps only the capabilities it uses, in its
  * permitted, effective and bounding sets (the bounding set also limits
@@ -13,8 +14,10 @@
  *   cap_net_bind_service  a peer port below 1024 if configured
  *   cap_dac_override      cgroup.procs/cgroup.kill and /run/netns entries
  *                   that may belong to another owner
+ *   cap_setuid, cap_setgid  start workloads as workload-user and
+ *                   workload-group (launch.c)
  *
- * Everything else (cap_setuid, cap_sys_module, ...) is dropped.  Two
+ * Everything else (cap_sys_module, cap_chown, ...) is dropped.  Two
  * more are needed before this runs, at startup only: cap_chown (control
  * socket to admin-group) and cap_setpcap (to shrink the bounding set).
  */
@@ -28,7 +31,7 @@
 
 static const char *const kept_caps =
     "cap_net_admin,cap_sys_admin,cap_sys_ptrace,cap_kill,cap_net_raw,"
-    "cap_net_bind_service,cap_dac_override=ep";
+    "cap_net_bind_service,cap_dac_override,cap_setuid,cap_setgid=ep";
 
 int
 caps_drop(void)

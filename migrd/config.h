@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * migrd.conf: line-based "keyword value..." syntax, '#' comments.
  * See docs/man/migrd.conf.5.
@@ -9,6 +10,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "policy.h"
+
 #define CONF_NAME_MAX	64
 #define CONF_PEERS_MAX	64
 
@@ -17,6 +20,7 @@ struct peer_conf {
 	char		addr[64];		/* numeric IPv4/IPv6 */
 	uint16_t	port;
 	int		line;
+	struct policy	allow;		/* what it may bring here */
 };
 
 struct migrd_conf {
@@ -41,7 +45,14 @@ struct migrd_conf {
 	uint32_t	max_control_clients;
 	uint32_t	migrate_timeout;	/* seconds per phase */
 	uint32_t	commit_ms;		/* COMMIT unanswered: resend */
+	uint32_t	orphan_ms;		/* orphans draining: wait */
+	char		workload_user[CONF_NAME_MAX];
+	char		workload_group[CONF_NAME_MAX];	/* "": the user's */
+	uint64_t	workload_caps;		/* bit per CAP_*: ambient */
 };
+
+/* what workload-capabilities may give (migrd keeps them: caps.c) */
+#define CONF_WORKLOAD_CAPS	"cap_net_admin cap_net_raw cap_net_bind_service"
 
 void	config_defaults(struct migrd_conf *c);
 /* Return the number of errors (each logged as "file:line: reason"). */
@@ -49,6 +60,7 @@ int	config_parse_file(const char *path, struct migrd_conf *c);
 int	config_parse_fp(FILE *fp, const char *name, struct migrd_conf *c);
 const struct peer_conf *config_find_peer(const struct migrd_conf *c,
 	    const char *name);
+/* Every keyword with its value, as a file config_parse_fp() reads back. */
 void	config_print(FILE *fp, const struct migrd_conf *c);
 
 #endif

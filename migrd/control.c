@@ -1,6 +1,5 @@
+/* SPDX-License-Identifier: ISC */
 #include <errno.h>
-#include <grp.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -167,12 +166,18 @@ conn_event(struct bufferevent *bev, short what, void *arg)
 	conn_free(arg);
 }
 
+/*
+ * Root, or a process in the admin group: its primary group, or one of
+ * its supplementary groups as the kernel had them when it connected
+ * (SO_PEERGROUPS), not as the user database lists them now.
+ */
 static int
-caller_allowed(const struct ucred *cr)
+caller_allowed(int fd, const struct ucred *cr)
 {
-	struct passwd *pw;
-	gid_t groups[256];
-	int i, n = 256;
+	gid_t some[64], *groups = some;
+	socklen_t len = sizeof(some);
+	size_t i;
+	int ok = 0;
 
 	if (cr->uid == 0)
 		return 1;
@@ -180,14 +185,24 @@ caller_allowed(const struct ucred *cr)
 		return 0;
 	if (cr->gid == migrd.admin_gid)
 		return 1;
-	if ((pw = getpwuid(cr->uid)) == NULL)
-		return 0;
-	if (getgrouplist(pw->pw_name, pw->pw_gid, groups, &n) == -1)
-		return 0;
-	for (i = 0; i < n; i++)
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len) == -1) {
+		if (errno != ERANGE || (groups = malloc(len)) == NULL) {
+			log_warn("%s: SO_PEERGROUPS", __func__);
+			return 0;
+		}
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups,
+		    &len) == -1) {
+			log_warn("%s: SO_PEERGROUPS", __func__);
+			free(groups);
+			return 0;
+		}
+	}
+	for (i = 0; i < len / sizeof(gid_t); i++)
 		if (groups[i] == migrd.admin_gid)
-			return 1;
-	return 0;
+			ok = 1;
+	if (groups != some)
+		free(groups);
+	return ok;
 }
 
 static void
@@ -229,7 +244,7 @@ control_accept(int fd, struct sockaddr *sa, socklen_t salen, void *arg)
 	    migrd.conf.max_message + MIGR_FRAME_HDR_LEN);
 	bufferevent_setcb(c->bev, conn_read, conn_flushed, conn_event, c);
 	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
-	if (!caller_allowed(&cr)) {
+	if (!caller_allowed(fd, &cr)) {
 		log_warnx("control: refused pid %ld uid %u gid %u: not root "
 		    "nor in admin-group", (long)cr.pid, (unsigned)cr.uid,
 		    (unsigned)cr.gid);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The control socket: a unix stream socket (or the one systemd passes),
  * framed JSON requests, exactly one MSG_RESULT reply per request.  Only
@@ -6,16 +7,45 @@
 #ifndef MIGRD_CONTROL_H
 #define MIGRD_CONTROL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <jansson.h>
 
+#include "nsarg.h"
+
 int	control_init(void);
 void	control_shutdown(void);
 
-/* A command handler: returns an enum migr_result, may set *data and
- * write a message (empty = the code's string). */
-typedef int (*ctl_handler)(json_t *req, json_t **data, char *msg,
+/*
+ * A command comes in two halves (the table in ctl_cmds.c).  The check
+ * reads the request and what this host has, changes nothing, and fills
+ * a struct ctl_req with what the command acts on; the action does the
+ * work from that alone.  Both return an enum migr_result and may write
+ * a message (empty = the code's string); the action may set *data.
+ * tests/fuzz/fuzz_control.c runs the checks alone (ctl_check()).
+ */
+struct mig;
+struct mns;
+struct ctl_req {
+	const char		*ns;		/* a valid name, or NULL */
+	const char		*host;		/* migrate, check; or NULL */
+	const char		*outcome;	/* resolve */
+	int			 force;		/* resolve: even with the peer up */
+	const char		*mac;		/* ns create; or NULL */
+	uint8_t			 macb[6];
+	struct nsarg_addr	 addrs[NSARG_ADDRS_MAX];
+	size_t			 naddrs;
+	struct nsarg_route	 routes[NSARG_ROUTES_MAX];
+	size_t			 nroutes;
+	json_t			*argv;		/* run; the request's */
+	struct mns		*mns;		/* show, delete, run */
+	struct mig		*mig;		/* cancel, resolve */
+};
+/* The strings and argv point into the request, which outlives both. */
+typedef int (*ctl_check_fn)(json_t *req, struct ctl_req *r, char *msg,
+    size_t msglen);
+typedef int (*ctl_act_fn)(struct ctl_req *r, json_t **data, char *msg,
     size_t msglen);
 
 /*

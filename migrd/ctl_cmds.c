@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -13,12 +14,12 @@
 #include "peer.h"
 
 static int
-cmd_status(json_t *req, json_t **data, char *msg, size_t msglen)
+cmd_status(struct ctl_req *r, json_t **data, char *msg, size_t msglen)
 {
 	json_t *peers = peer_list_json();
 	size_t i, up = 0;
 
-	(void)req;
+	(void)r;
 	(void)msg;
 	(void)msglen;
 	for (i = 0; peers && i < json_array_size(peers); i++) {
@@ -46,9 +47,9 @@ cmd_status(json_t *req, json_t **data, char *msg, size_t msglen)
 }
 
 static int
-cmd_peers(json_t *req, json_t **data, char *msg, size_t msglen)
+cmd_peers(struct ctl_req *r, json_t **data, char *msg, size_t msglen)
 {
-	(void)req;
+	(void)r;
 	(void)msg;
 	(void)msglen;
 	*data = json_pack("{s:o}", "peers", peer_list_json());
@@ -56,35 +57,53 @@ cmd_peers(json_t *req, json_t **data, char *msg, size_t msglen)
 }
 
 static int
-cmd_history(json_t *req, json_t **data, char *msg, size_t msglen)
+cmd_history(struct ctl_req *r, json_t **data, char *msg, size_t msglen)
 {
-	(void)req;
+	(void)r;
 	(void)msg;
 	(void)msglen;
 	*data = json_pack("{s:o}", "events", history_json());
 	return *data ? RES_OK : RES_ERROR;
 }
 
-static const ctl_handler handlers[MSG__MAX] = {
-	[MSG_CTL_STATUS] = cmd_status,
-	[MSG_CTL_PEERS] = cmd_peers,
-	[MSG_CTL_HISTORY] = cmd_history,
-	[MSG_CTL_MIGRATE] = mig_ctl_migrate,
-	[MSG_CTL_CANCEL] = mig_ctl_cancel,
-	[MSG_CTL_RESOLVE] = mig_ctl_resolve,
-	[MSG_CTL_NS_LIST] = ns_ctl_list,
-	[MSG_CTL_NS_SHOW] = ns_ctl_show,
-	[MSG_CTL_NS_CREATE] = ns_ctl_create,
-	[MSG_CTL_NS_DELETE] = ns_ctl_delete,
-	[MSG_CTL_RUN] = ns_ctl_run,
+static const struct {
+	ctl_check_fn	check;		/* NULL: nothing to check */
+	ctl_act_fn	act;
+} cmds[MSG__MAX] = {
+	[MSG_CTL_STATUS] = { NULL, cmd_status },
+	[MSG_CTL_PEERS] = { NULL, cmd_peers },
+	[MSG_CTL_HISTORY] = { NULL, cmd_history },
+	[MSG_CTL_MIGRATE] = { mig_migrate_check, mig_ctl_migrate },
+	[MSG_CTL_CANCEL] = { mig_cancel_check, mig_ctl_cancel },
+	[MSG_CTL_RESOLVE] = { mig_resolve_check, mig_ctl_resolve },
+	[MSG_CTL_CHECK] = { mig_check_check, mig_ctl_check },
+	[MSG_CTL_NS_LIST] = { NULL, ns_ctl_list },
+	[MSG_CTL_NS_SHOW] = { ns_show_check, ns_ctl_show },
+	[MSG_CTL_NS_CREATE] = { ns_create_check, ns_ctl_create },
+	[MSG_CTL_NS_DELETE] = { ns_delete_check, ns_ctl_delete },
+	[MSG_CTL_RUN] = { ns_run_check, ns_ctl_run },
 };
+
+int
+ctl_check(int type, json_t *req, struct ctl_req *r, char *msg,
+    size_t msglen)
+{
+	memset(r, 0, sizeof(*r));
+	if (type <= 0 || type >= MSG__MAX || cmds[type].act == NULL) {
+		snprintf(msg, msglen, "unknown command %d", type);
+		return RES_UNKNOWN_COMMAND;
+	}
+	return cmds[type].check != NULL ? cmds[type].check(req, r, msg,
+	    msglen) : RES_OK;
+}
 
 int
 ctl_dispatch(int type, json_t *req, json_t **data, char *msg, size_t msglen)
 {
-	if (type <= 0 || type >= MSG__MAX || handlers[type] == NULL) {
-		snprintf(msg, msglen, "unknown command %d", type);
-		return RES_UNKNOWN_COMMAND;
-	}
-	return handlers[type](req, data, msg, msglen);
+	struct ctl_req r;
+	int rc;
+
+	if ((rc = ctl_check(type, req, &r, msg, msglen)) != RES_OK)
+		return rc;
+	return cmds[type].act(&r, data, msg, msglen);
 }

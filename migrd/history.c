@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * A ring of the last HISTORY_MAX events (namespace created, workload
  * started, peer up/down...), answered by "migctl history".  Each is also

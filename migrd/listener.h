@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * An accepting socket on the event loop.  accept4() with
  * SOCK_CLOEXEC|SOCK_NONBLOCK; on EMFILE/ENFILE/ENOBUFS/ENOMEM accepting

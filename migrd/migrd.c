@@ -1,14 +1,18 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * migrd: main, options, signals, startup and shutdown order.
  *
  *	migrd [-dnv] [-f file]
  */
 #include <errno.h>
+#include <getopt.h>
 #include <grp.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <syslog.h>
 #include <time.h>
@@ -24,23 +28,17 @@
 #include "migrd.h"
 #include "ns.h"
 #include "peer.h"
+#include "sk_engine.h"
 #include "tls.h"
+#include "version.h"
 
 struct migrd migrd;
-
-uint64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 static __attribute__((noreturn)) void
 usage(void)
 {
 	fprintf(stderr, "usage: migrd [-dnv] [-f file]\n"
+	    "       migrd --version\n"
 	    "  -d       stay in the foreground, log to stderr\n"
 	    "  -f file  configuration file (default %s)\n"
 	    "  -n       check the configuration and exit\n"
@@ -98,16 +96,77 @@ resolve_admin_group(void)
 	return 0;
 }
 
+/*
+ * workload-user and workload-group, by name (or number).  A user that
+ * does not exist stops migrd: starting the workloads as someone else,
+ * root least of all, is not an option.
+ */
+static int
+resolve_workload_user(void)
+{
+	const struct migrd_conf *c = &migrd.conf;
+	struct passwd *pw;
+	struct group *gr;
+
+	if ((pw = getpwnam(c->workload_user)) == NULL) {
+		log_warnx("workload-user %s: no such user", c->workload_user);
+		return -1;
+	}
+	migrd.workload_uid = pw->pw_uid;
+	migrd.workload_gid = pw->pw_gid;
+	if (c->workload_group[0] != '\0') {
+		if ((gr = getgrnam(c->workload_group)) == NULL) {
+			log_warnx("workload-group %s: no such group",
+			    c->workload_group);
+			return -1;
+		}
+		migrd.workload_gid = gr->gr_gid;
+	}
+	if (migrd.workload_uid == 0)
+		log_warnx("workload-user %s: workloads run as root, with "
+		    "migrd's capabilities (see migrd.conf(5))",
+		    c->workload_user);
+	return 0;
+}
+
+/*
+ * Each socket of a migration coming in takes a descriptor while it is
+ * restored and another while it is handed over: use all the hard limit
+ * allows (systemd's LimitNOFILE= sets both), and say what it is.
+ */
+static void
+raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return;
+	if (rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+			log_warn("setrlimit RLIMIT_NOFILE");
+	}
+	log_debug("open files: at most %llu", (unsigned long long)rl.rlim_cur);
+}
+
 int
 main(int argc, char *argv[])
 {
-	struct event *sigev[4];
+	static const struct option longopts[] = {
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct event *sigev[4], *wdev = NULL;
 	const int sigs[4] = { SIGTERM, SIGINT, SIGCHLD, SIGHUP };
 	int ch, checkonly = 0, verbose = 0, i, rc = 1;
 
 	migrd.conf_path = MIGR_CONFIG_FILE;
-	while ((ch = getopt(argc, argv, "df:nv")) != -1) {
+	while ((ch = getopt_long(argc, argv, "df:nv", longopts, NULL)) != -1) {
 		switch (ch) {
+		case 'V':
+			printf("migrd %s (protocol %d)\n", MIGR_VERSION,
+			    MIGR_PROTO_VERSION);
+			return 0;
 		case 'd':
 			migrd.foreground = 1;
 			break;
@@ -129,12 +188,19 @@ main(int argc, char *argv[])
 
 	log_procinit("migrd");
 	log_init(LOG_TO_STDERR, verbose, LOG_DAEMON);
+	sk_set_log(log_msg, NULL);
 	if ((i = config_parse_file(migrd.conf_path, &migrd.conf)) != 0) {
 		log_warnx("%s: %d error%s", migrd.conf_path, i,
 		    i == 1 ? "" : "s");
 		return 1;
 	}
+	for (i = 0; i < migrd.conf.npeers; i++)
+		if (migrd.conf.peers[i].allow.n == 0)
+			log_warnx("peer %s: no 'allow' statement: it can move "
+			    "nothing here", migrd.conf.peers[i].name);
 	if (checkonly) {
+		if (resolve_workload_user() == -1)
+			return 1;
 		if (verbose)
 			config_print(stdout, &migrd.conf);
 		fprintf(stderr, "configuration OK\n");
@@ -146,8 +212,9 @@ main(int argc, char *argv[])
 		log_init(LOG_TO_SYSLOG, verbose, LOG_DAEMON);
 	event_set_log_callback(libevent_log);
 	signal(SIGPIPE, SIG_IGN);
-	if (resolve_admin_group() == -1)
+	if (resolve_admin_group() == -1 || resolve_workload_user() == -1)
 		return 1;
+	raise_nofile();
 	if ((migrd.base = event_base_new()) == NULL)
 		fatalx("event_base_new failed");
 	for (i = 0; i < 4; i++) {
@@ -172,6 +239,8 @@ main(int argc, char *argv[])
 	history_add("daemon", "started as %s (protocol %d)",
 	    migrd.conf.hostname, MIGR_PROTO_VERSION);
 	notify_send("READY=1\nSTATUS=running");
+	if (notify_watchdog_start(migrd.base, &wdev) == -1)
+		goto out_mig;
 
 	if (event_base_dispatch(migrd.base) == -1)
 		log_warnx("event loop failed");
@@ -179,6 +248,8 @@ main(int argc, char *argv[])
 		rc = 0;
 	notify_send("STOPPING=1");
 out_mig:
+	if (wdev != NULL)
+		event_free(wdev);
 	mig_shutdown();
 out_peer:
 	peer_shutdown();

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * migrd: shared daemon state.  One process, one libevent loop.
  */
@@ -23,6 +24,8 @@ struct migrd {
 	struct ssl_ctx_st	*ssl_ctx;
 	gid_t			 admin_gid;
 	int			 have_admin_gid;
+	uid_t			 workload_uid;	/* workload-user, resolved */
+	gid_t			 workload_gid;
 	int			 foreground;
 };
 
@@ -37,12 +40,13 @@ json_t	*history_json(void);
 /* notify.c: systemd readiness and socket activation */
 int	 notify_send(const char *state);
 int	 notify_listen_fd(void);
+struct event;
+int	 notify_watchdog_start(struct event_base *, struct event **);
 
 /* caps.c */
 int	 caps_drop(void);
 json_t	*caps_json(void);
 
-/* monotonic milliseconds */
-uint64_t now_ms(void);
+
 
 #endif

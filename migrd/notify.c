@@ -1,7 +1,8 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * systemd integration without libsystemd: sd_notify(3)'s datagram to
- * $NOTIFY_SOCKET, and sd_listen_fds(3)'s LISTEN_PID/LISTEN_FDS (first fd
- * is 3).
+ * $NOTIFY_SOCKET, sd_listen_fds(3)'s LISTEN_PID/LISTEN_FDS (first fd is
+ * 3), and sd_watchdog_enabled(3)'s WATCHDOG_USEC/WATCHDOG_PID.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -10,7 +11,10 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
+
+#include <event2/event.h>
 
 #include "log.h"
 #include "migrd.h"
@@ -76,4 +80,51 @@ notify_listen_fd(void)
 		return -1;
 	}
 	return 3;
+}
+
+static void
+watchdog_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	(void)arg;
+	notify_send("WATCHDOG=1");
+}
+
+/*
+ * WatchdogSec= in the unit: systemd sets WATCHDOG_USEC (and
+ * WATCHDOG_PID, which must be ours).  WATCHDOG=1 goes out at half that
+ * period from a timer of the event loop, so a loop that hangs stops it
+ * and systemd restarts migrd.  0 when there is no watchdog or it runs.
+ */
+int
+notify_watchdog_start(struct event_base *base, struct event **evp)
+{
+	const char *usec = getenv("WATCHDOG_USEC"), *pid;
+	struct timeval tv;
+	long long us;
+	char *end;
+
+	*evp = NULL;
+	if (usec == NULL)
+		return 0;
+	pid = getenv("WATCHDOG_PID");
+	if (pid != NULL && strtol(pid, NULL, 10) != (long)getpid())
+		return 0;
+	us = strtoll(usec, &end, 10);
+	if (*end != '\0' || us <= 0) {
+		log_warnx("%s: bad WATCHDOG_USEC '%s'", __func__, usec);
+		return -1;
+	}
+	us /= 2;
+	tv.tv_sec = (time_t)(us / 1000000);
+	tv.tv_usec = (suseconds_t)(us % 1000000);
+	if ((*evp = event_new(base, -1, EV_PERSIST, watchdog_cb, NULL)) ==
+	    NULL || event_add(*evp, &tv) == -1) {
+		log_warnx("%s: cannot arm the watchdog timer", __func__);
+		return -1;
+	}
+	notify_send("WATCHDOG=1");
+	log_info("systemd watchdog: WATCHDOG=1 every %lld ms", us / 1000);
+	return 0;
 }

@@ -1,5 +1,7 @@
+/* SPDX-License-Identifier: ISC */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/rtnetlink.h>
 #include <net/if.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,14 +12,17 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "control.h"
 #include "log.h"
 #include "mig.h"
 #include "migrd-protocol.h"
 #include "migrd.h"
+#include "netns.h"
 #include "ns.h"
 #include "nsarg.h"
-#include "rtnl.h"
-#include "tool.h"
+#include "nsbuild.h"
+#include "nsdump.h"
+#include "statefile.h"
 
 #define STATE_VERSION	1
 #define NS_MAX		64
@@ -90,7 +95,8 @@ ns_json(const struct mns *n, int verbose)
 
 	o = json_pack("{s:s,s:O,s:O,s:s,s:I,s:o}", "name", n->name,
 	    "addrs", n->addrs, "routes", n->routes, "mac", n->mac,
-	    "created", (json_int_t)n->created, "tasks", cgroup_pids(n->name));
+	    "created", (json_int_t)n->created, "tasks",
+	    ns_cgroup_pids(n->name));
 	if (o == NULL || !verbose)
 		return o;
 	w = json_array();
@@ -104,17 +110,16 @@ ns_json(const struct mns *n, int verbose)
 	return o;
 }
 
-/* Write STATE_DIR/state.json atomically (tmp, fsync, rename). */
+/* STATE_DIR/state.json, replaced whole and durably (statefile.h). */
 static int
 state_save(void)
 {
-	char path[PATH_MAX + 16], tmp[PATH_MAX + 16];
+	char path[PATH_MAX + 16], err[PATH_MAX + 64];
 	json_t *root, *a;
 	struct mns *n;
-	int fd, rc = -1;
+	int rc;
 
 	snprintf(path, sizeof(path), "%s/state.json", migrd.conf.state_dir);
-	snprintf(tmp, sizeof(tmp), "%s/.state.json.tmp", migrd.conf.state_dir);
 	if ((a = json_array()) == NULL)
 		return -1;
 	TAILQ_FOREACH(n, &nslist, entry)
@@ -123,26 +128,8 @@ state_save(void)
 	    "host", migrd.conf.hostname, "namespaces", a);
 	if (root == NULL)
 		return -1;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd == -1) {
-		log_warn("%s: %s", __func__, tmp);
-		goto out_decref;
-	}
-	if (json_dumpfd(root, fd, JSON_INDENT(1)) == -1 || fsync(fd) == -1) {
-		log_warn("%s: write %s", __func__, tmp);
-		close(fd);
-		goto out_unlink;
-	}
-	close(fd);
-	if (rename(tmp, path) == -1) {
-		log_warn("%s: rename %s", __func__, path);
-		goto out_unlink;
-	}
-	rc = 0;
-	goto out_decref;
-out_unlink:
-	unlink(tmp);
-out_decref:
+	if ((rc = statefile_write(path, root, err, sizeof(err))) < 0)
+		log_warnx("namespaces not saved: %s", err);
 	json_decref(root);
 	return rc;
 }
@@ -152,7 +139,7 @@ netns_present(const char *name)
 {
 	char path[64];
 
-	snprintf(path, sizeof(path), "%s/%s", NS_NETNS_DIR, name);
+	snprintf(path, sizeof(path), "%s/%s", NETNS_RUN_DIR, name);
 	return access(path, F_OK) == 0;
 }
 
@@ -187,31 +174,26 @@ load_workloads(struct mns *n, json_t *a)
 	}
 }
 
-/* Re-read state.json and keep what still exists on the system. */
+/*
+ * Re-read state.json and keep what still exists on the system.  A file
+ * that is there but unreadable stops migrd: overwriting it would forget
+ * every namespace it manages.
+ */
 static int
 state_load(void)
 {
-	char path[PATH_MAX + 16], err[128];
-	json_error_t jerr;
+	char path[PATH_MAX + 16], err[PATH_MAX + 64];
 	json_t *root, *a, *o;
 	size_t i;
-	struct stat st;
+	int rc;
 
 	snprintf(path, sizeof(path), "%s/state.json", migrd.conf.state_dir);
-	if (stat(path, &st) == -1) {
-		if (errno == ENOENT)
-			return 0;
-		log_warn("%s: %s", __func__, path);
-		return -1;
-	}
-	if (st.st_size > 4 * 1024 * 1024) {
-		log_warnx("%s: %s is too big", __func__, path);
-		return -1;
-	}
-	if ((root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr)) ==
-	    NULL) {
-		log_warnx("%s: %s:%d: %s", __func__, path, jerr.line,
-		    jerr.text);
+	if ((rc = statefile_read(path, 4 * 1024 * 1024, &root, err,
+	    sizeof(err))) == 1)
+		return 0;
+	if (rc < 0) {
+		log_warnx("cannot read the namespaces migrd manages: %s (move "
+		    "the file away to start afresh)", err);
 		return -1;
 	}
 	a = json_object_get(root, "namespaces");
@@ -232,13 +214,12 @@ state_load(void)
 			continue;
 		}
 		if (!netns_present(name)) {
-			char cg[PATH_MAX + 32];
+			char cg[PATH_MAX];
 
 			history_add("ns", "%s is in %s but gone from the "
 			    "system; forgetting it", name, path);
 			/* its cgroup goes too, if no task is left in it */
-			snprintf(cg, sizeof(cg), "%s/%s",
-			    migrd.conf.cgroup_root, name);
+			ns_cgroup_path(name, cg, sizeof(cg));
 			if (rmdir(cg) == -1 && errno != ENOENT)
 				log_warn("%s: keeping %s", __func__, cg);
 			continue;
@@ -253,7 +234,8 @@ state_load(void)
 		load_workloads(n, json_object_get(o, "workloads"));
 		TAILQ_INSERT_TAIL(&nslist, n, entry);
 		nscount++;
-		cgroup_create(name);
+		if (ns_cgroup_create(name, err, sizeof(err)) < 0)
+			log_warnx("namespace %s: %s", name, err);
 		log_info("namespace %s recovered from %s", name, path);
 	}
 	json_decref(root);
@@ -263,9 +245,9 @@ state_load(void)
 int
 ns_init(void)
 {
+	char err[PATH_MAX + 64];
 	struct stat st;
 
-	tool_init();
 	if (mkdir(migrd.conf.state_dir, 0700) == -1 && errno != EEXIST) {
 		log_warn("%s: mkdir %s", __func__, migrd.conf.state_dir);
 		return -1;
@@ -275,10 +257,10 @@ ns_init(void)
 		    migrd.conf.state_dir);
 		return -1;
 	}
-	if (cgroup_check() == 0 && mkdir(migrd.conf.cgroup_root, 0755) == -1 &&
-	    errno != EEXIST)
-		log_warn("%s: %s (workloads cannot run)", __func__,
-		    migrd.conf.cgroup_root);
+	ns_cgroup_resolve();
+	if (ns_cgroup_ready(err, sizeof(err)) < 0)
+		log_warnx("%s (workloads cannot run; see cgroup-root in "
+		    "migrd.conf(5))", err);
 	return state_load();
 }
 
@@ -335,12 +317,12 @@ get_ns_arg(json_t *req, const char **name, char *msg, size_t msglen)
 }
 
 int
-ns_ctl_list(json_t *req, json_t **data, char *msg, size_t msglen)
+ns_ctl_list(struct ctl_req *r, json_t **data, char *msg, size_t msglen)
 {
 	json_t *a = json_array();
 	struct mns *n;
 
-	(void)req;
+	(void)r;
 	(void)msg;
 	(void)msglen;
 	TAILQ_FOREACH(n, &nslist, entry)
@@ -349,54 +331,54 @@ ns_ctl_list(json_t *req, json_t **data, char *msg, size_t msglen)
 	return RES_OK;
 }
 
-int
-ns_ctl_show(json_t *req, json_t **data, char *msg, size_t msglen)
+static int
+append_record(json_t *rec, void *arg)
 {
-	const char *name;
-	char out[32768], err[256];
-	const char *args[] = { "-j", "-n", NULL, "addr", "show", NULL };
-	json_t *o, *addrs;
-	int rc;
-
-	if ((rc = get_ns_arg(req, &name, msg, msglen)) != RES_OK)
-		return rc;
-	o = ns_json(ns_find(name), 1);
-	args[2] = name;
-	if (tool_ip(args, out, sizeof(out), err, sizeof(err)) == 0 &&
-	    (addrs = json_loads(out, 0, NULL)) != NULL)
-		json_object_set_new(o, "interfaces", addrs);
-	*data = o;
-	return RES_OK;
+	return json_array_append_new(arg, rec);
 }
 
-static int
-ip_run(char *msg, size_t msglen, const char *const *args)
+int
+ns_show_check(json_t *req, struct ctl_req *r, char *msg, size_t msglen)
 {
-	char err[256];
+	int rc;
 
-	if (tool_ip(args, NULL, 0, err, sizeof(err)) != 0) {
-		snprintf(msg, msglen, "ip %s %s %s: %s", args[0],
-		    args[1] ? args[1] : "", args[1] && args[2] ? args[2] : "",
-		    err[0] ? err : "failed");
-		return -1;
+	if ((rc = get_ns_arg(req, &r->ns, msg, msglen)) == RES_OK)
+		r->mns = ns_find(r->ns);
+	return rc;
+}
+
+int
+ns_ctl_show(struct ctl_req *r, json_t **data, char *msg, size_t msglen)
+{
+	const char *name = r->ns;
+	char err[256];
+	json_t *o, *net;
+
+	(void)msg;
+	(void)msglen;
+	o = ns_json(r->mns, 1);
+	/* as the system has it now, in the records a migration carries */
+	if ((net = json_array()) != NULL &&
+	    nsdump_emit(name, append_record, net, err, sizeof(err)) == 0)
+		json_object_set_new(o, "network", net);
+	else {
+		json_decref(net);
+		log_warnx("ns show %s: %s", name, err);
 	}
-	return 0;
+	*data = o;
+	return RES_OK;
 }
 
 /* Remove what create may have made; errors are logged only. */
 static void
 ns_teardown(const char *name)
 {
-	char veth[IFNAMSIZ], msg[300];
+	char veth[IFNAMSIZ], err[300];
 
 	snprintf(veth, sizeof(veth), "v%s", name);
-	cgroup_kill_remove(name);
-	if (if_nametoindex(veth) != 0 &&
-	    rtnl_link_del(veth, msg, sizeof(msg)) == -1)
-		log_warnx("%s: %s", __func__, msg);
-	if (netns_present(name))
-		ip_run(msg, sizeof(msg), (const char *[]){ "netns", "del",
-		    name, NULL });
+	ns_cgroup_remove(name);
+	if (nsbuild_delete(name, veth, err, sizeof(err)) < 0)
+		log_warnx("%s: %s: %s", __func__, name, err);
 }
 
 /*
@@ -447,31 +429,81 @@ parse_desc(json_t *ja, json_t *jr, const char *mac, struct nsarg_addr *a,
 	return RES_OK;
 }
 
-int
-ns_ctl_create(json_t *req, json_t **data, char *msg, size_t msglen)
+/*
+ * The records "ns create" builds from: lo, the veth's inner end eth0
+ * (the given MAC, or one the kernel picks), the addresses and the routes
+ * on eth0.  IPv6 addresses go in newest first, as a dump lists them, so
+ * nsbuild_apply() adds them in the order given.
+ */
+static void
+add_record_addr(struct nsdump *d, const struct nsarg_addr *x)
 {
-	struct nsarg_addr addrs[NSARG_ADDRS_MAX];
-	struct nsarg_route routes[NSARG_ROUTES_MAX];
-	uint8_t macb[6];
-	const char *name, *mac = NULL;
-	json_t *ja, *jr = NULL, *sa, *sr;
-	json_error_t jerr;
-	char veth[IFNAMSIZ], nspath[64];
-	size_t i, na, nr;
-	struct mns *n;
-	int nsfd = -1, rc;
+	struct sk_ifaddr *y = &d->addrs[d->naddrs++];
 
-	(void)data;
+	snprintf(y->dev, sizeof(y->dev), "eth0");
+	y->family = x->family;
+	memcpy(y->addr, x->addr, sizeof(y->addr));
+	y->prefix = (uint8_t)x->plen;
+}
+
+static void
+create_records(struct nsdump *d, const struct nsarg_addr *a, size_t na,
+    const struct nsarg_route *r, size_t nr, const uint8_t *mac)
+{
+	size_t i;
+
+	memset(d, 0, sizeof(*d));
+	snprintf(d->links[0].name, sizeof(d->links[0].name), "lo");
+	snprintf(d->links[0].kind, sizeof(d->links[0].kind), "lo");
+	snprintf(d->links[1].name, sizeof(d->links[1].name), "eth0");
+	snprintf(d->links[1].kind, sizeof(d->links[1].kind), "veth");
+	if (mac != NULL)
+		memcpy(d->links[1].mac, mac, 6);
+	d->nlinks = 2;
+	/* IPv4 in the order given, then IPv6 last given first */
+	for (i = 0; i < na; i++)
+		if (a[i].family == AF_INET)
+			add_record_addr(d, &a[i]);
+	for (i = na; i-- > 0;)
+		if (a[i].family == AF_INET6)
+			add_record_addr(d, &a[i]);
+	for (i = 0; i < nr; i++) {
+		struct sk_route *y = &d->routes[d->nroutes++];
+
+		y->family = r[i].family;
+		if (!r[i].is_default) {
+			memcpy(y->dst, r[i].dst.addr, sizeof(y->dst));
+			y->prefix = (uint8_t)r[i].dst.plen;
+		}
+		y->has_gateway = !r[i].dev_only;
+		memcpy(y->gateway, r[i].gw, sizeof(y->gateway));
+		snprintf(y->dev, sizeof(y->dev), "eth0");
+		y->metric = r[i].metric;
+		y->table = RT_TABLE_MAIN;
+	}
+}
+
+/* "ns create": the request, and whether this host could build it. */
+int
+ns_create_check(json_t *req, struct ctl_req *r, char *msg, size_t msglen)
+{
+	const char *name;
+	json_t *ja, *jr = NULL;
+	json_error_t jerr;
+	char veth[IFNAMSIZ];
+	int rc;
+
 	if (json_unpack_ex(req, &jerr, JSON_STRICT, "{s:s,s:o,s?s,s?o}",
-	    "ns", &name, "addrs", &ja, "mac", &mac, "routes", &jr) == -1) {
+	    "ns", &name, "addrs", &ja, "mac", &r->mac, "routes", &jr) == -1) {
 		snprintf(msg, msglen, "bad request: %s", jerr.text);
 		return RES_BAD_REQUEST;
 	}
 	if (nsarg_name(name, msg, msglen) == -1)
 		return RES_INVALID_ARGUMENT;
-	if ((rc = parse_desc(ja, jr, mac, addrs, &na, routes, &nr, macb, msg,
-	    msglen)) != RES_OK)
+	if ((rc = parse_desc(ja, jr, r->mac, r->addrs, &r->naddrs, r->routes,
+	    &r->nroutes, r->macb, msg, msglen)) != RES_OK)
 		return rc;
+	r->ns = name;
 	snprintf(veth, sizeof(veth), "v%s", name);
 	if (ns_find(name) != NULL || netns_present(name)) {
 		snprintf(msg, msglen, "namespace '%s' exists", name);
@@ -490,41 +522,45 @@ ns_ctl_create(json_t *req, json_t **data, char *msg, size_t msglen)
 		snprintf(msg, msglen, "at most %d namespaces", NS_MAX);
 		return RES_LIMIT;
 	}
+	return RES_OK;
+}
 
-	/* validated: now change the system, undoing everything on failure */
-	if (ip_run(msg, msglen, (const char *[]){ "netns", "add", name,
-	    NULL }) == -1)
+int
+ns_ctl_create(struct ctl_req *r, json_t **data, char *msg, size_t msglen)
+{
+	const char *name = r->ns, *mac = r->mac;
+	size_t i, na = r->naddrs, nr = r->nroutes;
+	char veth[IFNAMSIZ];
+	struct nsdump *d;
+	json_t *sa, *sr;
+	struct mns *n;
+
+	(void)data;
+	snprintf(veth, sizeof(veth), "v%s", name);
+	if ((d = malloc(sizeof(*d))) == NULL) {
+		snprintf(msg, msglen, "out of memory");
 		return RES_SYSTEM;
-	snprintf(nspath, sizeof(nspath), "%s/%s", NS_NETNS_DIR, name);
-	if ((nsfd = open(nspath, O_RDONLY | O_CLOEXEC)) == -1) {
-		snprintf(msg, msglen, "%s: %s", nspath, strerror(errno));
-		goto fail_teardown;
 	}
-	if (rtnl_veth_add(veth, "eth0", nsfd, NULL, 0, msg, msglen) == -1 ||
-	    rtnl_link_set(-1, veth, migrd.conf.bridge, NULL, msg, msglen) == -1 ||
-	    rtnl_link_set(nsfd, "lo", NULL, NULL, msg, msglen) == -1 ||
-	    rtnl_link_set(nsfd, "eth0", NULL, mac ? macb : NULL, msg,
-	    msglen) == -1)
-		goto fail_teardown;
-	for (i = 0; i < na; i++)
-		if (rtnl_addr_add(nsfd, "eth0", &addrs[i], msg, msglen) == -1)
-			goto fail_teardown;
-	for (i = 0; i < nr; i++)
-		if (rtnl_route_add(nsfd, "eth0", &routes[i], msg, msglen) == -1)
-			goto fail_teardown;
-	if (cgroup_create(name) == -1) {
-		snprintf(msg, msglen, "cannot create cgroup %s/%s",
-		    migrd.conf.cgroup_root, name);
-		goto fail_teardown;
+	create_records(d, r->addrs, na, r->routes, nr, mac ? r->macb : NULL);
+
+	/* validated: now change the system, undoing everything on failure;
+	 * built as a migration's destination builds it (nsbuild.h) */
+	if (nsbuild_create(name, msg, msglen) < 0) {
+		free(d);
+		return RES_SYSTEM;
 	}
-	if ((n = calloc(1, sizeof(*n))) == NULL)
+	if (nsbuild_apply(name, d, veth, msg, msglen) < 0 ||
+	    nsbuild_attach(veth, migrd.conf.bridge, msg, msglen) < 0 ||
+	    ns_cgroup_create(name, msg, msglen) < 0 ||
+	    (n = calloc(1, sizeof(*n))) == NULL)
 		goto fail_teardown;
+	free(d);
 	sa = json_array();
 	sr = json_array();
 	for (i = 0; i < na; i++)
-		json_array_append_new(sa, json_string(addrs[i].text));
+		json_array_append_new(sa, json_string(r->addrs[i].text));
 	for (i = 0; i < nr; i++)
-		json_array_append_new(sr, json_string(routes[i].text));
+		json_array_append_new(sr, json_string(r->routes[i].text));
 	strcpy(n->name, name);
 	if (mac)
 		strcpy(n->mac, mac);
@@ -533,7 +569,6 @@ ns_ctl_create(json_t *req, json_t **data, char *msg, size_t msglen)
 	n->created = time(NULL);
 	TAILQ_INSERT_TAIL(&nslist, n, entry);
 	nscount++;
-	close(nsfd);
 	state_save();
 	history_add("ns", "created %s (%zu addresses, %zu routes)", name,
 	    na, nr);
@@ -541,29 +576,36 @@ ns_ctl_create(json_t *req, json_t **data, char *msg, size_t msglen)
 	return RES_OK;
 
 fail_teardown:
+	free(d);
+	if (msg[0] == '\0')
+		snprintf(msg, msglen, "out of memory");
 	log_warnx("ns create %s: %s", name, msg);
-	if (nsfd != -1)
-		close(nsfd);
 	ns_teardown(name);
 	return RES_SYSTEM;
 }
 
 int
-ns_ctl_delete(json_t *req, json_t **data, char *msg, size_t msglen)
+ns_delete_check(json_t *req, struct ctl_req *r, char *msg, size_t msglen)
 {
-	const char *name;
-	struct mns *n;
 	int rc;
 
-	(void)data;
-	if ((rc = get_ns_arg(req, &name, msg, msglen)) != RES_OK)
+	if ((rc = get_ns_arg(req, &r->ns, msg, msglen)) != RES_OK)
 		return rc;
-	if (mig_busy(name)) {
-		snprintf(msg, msglen, "%s is being migrated", name);
+	if (mig_busy(r->ns)) {
+		snprintf(msg, msglen, "%s is being migrated", r->ns);
 		return RES_BUSY;
 	}
-	n = ns_find(name);
-	ns_teardown(name);
+	r->mns = ns_find(r->ns);
+	return RES_OK;
+}
+
+int
+ns_ctl_delete(struct ctl_req *r, json_t **data, char *msg, size_t msglen)
+{
+	struct mns *n = r->mns;
+
+	(void)data;
+	ns_teardown(n->name);
 	TAILQ_REMOVE(&nslist, n, entry);
 	nscount--;
 	history_add("ns", "deleted %s", n->name);
@@ -627,26 +669,24 @@ add_workload(struct mns *n, pid_t pid, json_t *argv)
 }
 
 int
-ns_ctl_run(json_t *req, json_t **data, char *msg, size_t msglen)
+ns_run_check(json_t *req, struct ctl_req *r, char *msg, size_t msglen)
 {
-	const char *argv[NSARG_ARGV_MAX + 1], *name;
-	char logpath[PATH_MAX + 32], err[256];
-	json_t *ja, *v;
+	const char *name;
 	json_error_t jerr;
-	struct mns *n;
-	struct workload *w;
-	size_t i, argc;
-	pid_t pid;
-	int rc;
+	json_t *ja;
 
 	if (json_unpack_ex(req, &jerr, JSON_STRICT, "{s:s,s:o}", "ns", &name,
-	    "argv", &ja) == -1 || !json_is_array(ja)) {
+	    "argv", &ja) == -1) {
 		snprintf(msg, msglen, "bad request: %s", jerr.text);
+		return RES_BAD_REQUEST;
+	}
+	if (!json_is_array(ja)) {
+		snprintf(msg, msglen, "bad request: argv is not an array");
 		return RES_BAD_REQUEST;
 	}
 	if (nsarg_name(name, msg, msglen) == -1)
 		return RES_INVALID_ARGUMENT;
-	if ((n = ns_find(name)) == NULL) {
+	if ((r->mns = ns_find(name)) == NULL) {
 		snprintf(msg, msglen, "no namespace '%s'", name);
 		return RES_NO_SUCH_NS;
 	}
@@ -654,8 +694,22 @@ ns_ctl_run(json_t *req, json_t **data, char *msg, size_t msglen)
 		snprintf(msg, msglen, "%s is being migrated", name);
 		return RES_BUSY;
 	}
-	if ((rc = ns_argv_check(ja, msg, msglen)) != RES_OK)
-		return rc;
+	r->ns = name;
+	r->argv = ja;
+	return ns_argv_check(ja, msg, msglen);
+}
+
+int
+ns_ctl_run(struct ctl_req *r, json_t **data, char *msg, size_t msglen)
+{
+	const char *argv[NSARG_ARGV_MAX + 1], *name = r->ns;
+	char logpath[PATH_MAX + 32], err[256];
+	json_t *ja = r->argv, *v;
+	struct mns *n = r->mns;
+	struct workload *w;
+	size_t i, argc;
+	pid_t pid;
+
 	argc = json_array_size(ja);
 	json_array_foreach(ja, i, v)
 		argv[i] = json_string_value(v);
@@ -673,10 +727,9 @@ ns_ctl_run(json_t *req, json_t **data, char *msg, size_t msglen)
 		    (size_t)(n->nwl - (int)i - 1) * sizeof(n->wl[0]));
 		n->nwl--;
 	}
-	snprintf(logpath, sizeof(logpath), "%s/%s.log", migrd.conf.state_dir,
-	    name);
-	if ((pid = workload_start(name, argv, logpath, err, sizeof(err))) ==
-	    -1) {
+	ns_logpath(name, logpath, sizeof(logpath));
+	if ((pid = workload_start(name, NULL, NULL, 0, (char *const *)argv,
+	    err, sizeof(err))) == -1) {
 		snprintf(msg, msglen, "cannot start %s in %s: %s", argv[0],
 		    name, err);
 		return RES_SYSTEM;
@@ -740,14 +793,13 @@ ns_describe_check(json_t *d, char *msg, size_t msglen)
 int
 ns_can_host(const char *name, json_t *addrs, char *msg, size_t msglen)
 {
-	char veth[IFNAMSIZ], cg[PATH_MAX + 32];
+	char veth[IFNAMSIZ], why[256];
 	struct nsarg_addr want, have;
 	struct mns *n;
 	json_t *v, *w;
 	size_t i, j;
 
 	snprintf(veth, sizeof(veth), "v%s", name);
-	snprintf(cg, sizeof(cg), "%s/%s", migrd.conf.cgroup_root, name);
 	if (ns_find(name) != NULL || netns_present(name)) {
 		snprintf(msg, msglen, "namespace '%s' exists on %s", name,
 		    migrd.conf.hostname);
@@ -763,9 +815,9 @@ ns_can_host(const char *name, json_t *addrs, char *msg, size_t msglen)
 		    migrd.conf.bridge, migrd.conf.hostname);
 		return RES_SYSTEM;
 	}
-	if (cgroup_check() == -1) {
-		snprintf(msg, msglen, "no cgroup v2 for workloads on %s",
-		    migrd.conf.hostname);
+	if (ns_cgroup_ready(why, sizeof(why)) == -1) {
+		snprintf(msg, msglen, "no cgroup for workloads on %s: %s",
+		    migrd.conf.hostname, why);
 		return RES_SYSTEM;
 	}
 	if (nscount >= NS_MAX) {

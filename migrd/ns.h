@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Namespaces migrd manages: a network namespace (/run/netns/NAME) whose
  * veth "vNAME" is enslaved to the LAN bridge, a cgroup v2
@@ -7,11 +8,10 @@
 #ifndef MIGRD_NS_H
 #define MIGRD_NS_H
 
+#include <stddef.h>
 #include <sys/types.h>
 
 #include <jansson.h>
-
-#define NS_NETNS_DIR	"/run/netns"
 
 int	ns_init(void);
 void	ns_shutdown(void);
@@ -19,11 +19,17 @@ int	ns_count(void);
 int	ns_exists(const char *name);
 void	ns_child_exited(pid_t pid, int status);
 
-int	ns_ctl_list(json_t *, json_t **, char *, size_t);
-int	ns_ctl_show(json_t *, json_t **, char *, size_t);
-int	ns_ctl_create(json_t *, json_t **, char *, size_t);
-int	ns_ctl_delete(json_t *, json_t **, char *, size_t);
-int	ns_ctl_run(json_t *, json_t **, char *, size_t);
+/* control commands: the checks change nothing (control.h) */
+struct ctl_req;
+int	ns_show_check(json_t *, struct ctl_req *, char *, size_t);
+int	ns_create_check(json_t *, struct ctl_req *, char *, size_t);
+int	ns_delete_check(json_t *, struct ctl_req *, char *, size_t);
+int	ns_run_check(json_t *, struct ctl_req *, char *, size_t);
+int	ns_ctl_list(struct ctl_req *, json_t **, char *, size_t);
+int	ns_ctl_show(struct ctl_req *, json_t **, char *, size_t);
+int	ns_ctl_create(struct ctl_req *, json_t **, char *, size_t);
+int	ns_ctl_delete(struct ctl_req *, json_t **, char *, size_t);
+int	ns_ctl_run(struct ctl_req *, json_t **, char *, size_t);
 
 /* what a migration needs */
 int	ns_argv_check(json_t *argv, char *msg, size_t msglen);
@@ -36,13 +42,25 @@ int	ns_adopt(const char *name, json_t *desc, json_t *argv, pid_t pid);
 void	ns_forget(const char *name);
 void	ns_logpath(const char *name, char *buf, size_t len);
 
-/* workload.c: start argv in ns under its cgroup; pid or -1 + err. */
-pid_t	workload_start(const char *ns, const char *const *argv,
-	    const char *logpath, char *err, size_t errlen);
-/* cgroup helpers */
-int	cgroup_check(void);
-int	cgroup_create(const char *ns);
-int	cgroup_kill_remove(const char *ns);
-json_t	*cgroup_pids(const char *ns);
+/*
+ * workload.c: start argv in ns under its cgroup, with nfds sockets at
+ * fds 3.. (LISTEN_FDS) when nfds > 0; the pid once it runs, or -1 and
+ * the reason in err.
+ */
+pid_t	workload_start(const char *ns, const int *fds, char *const *names,
+	    size_t nfds, char *const *argv, char *err, size_t errlen);
+/* The same in two steps (launch.h): ready to exec, then go or cancel. */
+struct launch_pending;
+int	workload_prepare(const char *ns, const int *fds, char *const *names,
+	    size_t nfds, char *const *argv, struct launch_pending *,
+	    char *err, size_t errlen);
+/* The namespace's cgroup: CGROUP_ROOT/NAME (after ns_cgroup_resolve()
+ * made "auto" a path). */
+int	ns_cgroup_resolve(void);
+void	ns_cgroup_path(const char *ns, char *buf, size_t len);
+int	ns_cgroup_ready(char *err, size_t errlen);
+int	ns_cgroup_create(const char *ns, char *err, size_t errlen);
+int	ns_cgroup_remove(const char *ns);	/* kills its tasks; logged */
+json_t	*ns_cgroup_pids(const char *ns);
 
 #endif

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -15,6 +16,7 @@
 #include <event2/event.h>
 #include <openssl/err.h>
 
+#include "clock.h"
 #include "frame.h"
 #include "listener.h"
 #include "log.h"
@@ -40,6 +42,7 @@ struct session {
 	int			 outbound;
 	enum sess_state		 state;
 	char			 addr[96];
+	char			 ip[INET6_ADDRSTRLEN];	/* inbound */
 	uint64_t		 created_ms;
 	uint64_t		 last_rx_ms;
 	uint64_t		 hb_seq;
@@ -61,6 +64,10 @@ static TAILQ_HEAD(, session)	sessions = TAILQ_HEAD_INITIALIZER(sessions);
 static unsigned			nsessions;
 /* sessions of any state, inbound ones before hello included */
 #define SESSIONS_MAX	(2 * CONF_PEERS_MAX + 16)
+/* inbound sessions from one address still in TLS or hello */
+#define PREAUTH_PER_ADDR	4
+/* at most one warning this often about refused connections */
+#define PREAUTH_WARN_MS		10000
 static struct peer		peers[CONF_PEERS_MAX];
 static int			npeers;
 static struct listener		*peer_listener;
@@ -245,13 +252,13 @@ sess_send(struct session *s, uint16_t type, json_t *payload)
 	struct evbuffer *out = bufferevent_get_output(s->bev);
 	int rc;
 
-	rc = frame_push(out, type, payload, type == MSG_MIG_RECORD ?
-	    MIGR_RECORD_MAX : migrd.conf.max_message);
+	rc = frame_push(out, type, payload, type == MSG_MIG_RECORD ||
+	    type == MSG_MIG_CHUNK ? MIGR_FRAME_MAX : migrd.conf.max_message);
 	json_decref(payload);
 	if (rc == -1)
 		return -1;
 	/* records are paced by the dumper (peer_output_len) instead */
-	if (type != MSG_MIG_RECORD &&
+	if (type != MSG_MIG_RECORD && type != MSG_MIG_CHUNK &&
 	    evbuffer_get_length(out) > migrd.conf.max_queue) {
 		sess_close(s, "output queue above max-queue (%u bytes)",
 		    migrd.conf.max_queue);
@@ -300,27 +307,59 @@ sess_up(struct session *s)
 	mig_channel(s->peer->pc->name, 1);
 }
 
+/*
+ * A hello's fields, and its sender against the configured peers (its
+ * certificate is the caller's to check): RES_OK with *host and *to set,
+ * or RES_BAD_REQUEST (malformed: closed without a word), RES_BAD_VERSION
+ * or RES_UNKNOWN_PEER (answered with that result), and why.
+ */
+int
+peer_hello_check(json_t *j, const struct migrd_conf *c, const char **host,
+    const char **to, char *why, size_t len)
+{
+	json_int_t version;
+	json_t *caps;
+	json_error_t jerr;
+
+	if (json_unpack_ex(j, &jerr, JSON_STRICT, "{s:I,s:s,s:s,s:o}",
+	    "version", &version, "host", host, "peer", to,
+	    "capabilities", &caps) == -1) {
+		snprintf(why, len, "malformed hello: %s", jerr.text);
+		return RES_BAD_REQUEST;
+	}
+	if (!json_is_array(caps)) {
+		snprintf(why, len, "malformed hello: capabilities is not an "
+		    "array");
+		return RES_BAD_REQUEST;
+	}
+	if (version != MIGR_PROTO_VERSION) {
+		snprintf(why, len, "hello with protocol version %lld, ours is "
+		    "%d", (long long)version, MIGR_PROTO_VERSION);
+		return RES_BAD_VERSION;
+	}
+	if (config_find_peer(c, *host) == NULL) {
+		snprintf(why, len, "hello from unknown host '%.64s'", *host);
+		return RES_UNKNOWN_PEER;
+	}
+	return RES_OK;
+}
+
 static void
 handle_hello(struct session *s, json_t *j)
 {
-	json_int_t version;
 	const char *host, *to;
-	json_t *caps;
-	json_error_t jerr;
+	char why[200];
 	struct peer *p;
+	int rc;
 
-	if (json_unpack_ex(j, &jerr, JSON_STRICT, "{s:I,s:s,s:s,s:o}",
-	    "version", &version, "host", &host, "peer", &to,
-	    "capabilities", &caps) == -1 || !json_is_array(caps)) {
-		sess_close(s, "malformed hello: %s", jerr.text);
+	if ((rc = peer_hello_check(j, &migrd.conf, &host, &to, why,
+	    sizeof(why))) != RES_OK) {
+		if (rc != RES_BAD_REQUEST)
+			send_result(s, rc, migr_strresult(rc));
+		sess_close(s, "%s", why);
 		return;
 	}
-	if (version != MIGR_PROTO_VERSION) {
-		send_result(s, RES_BAD_VERSION, "protocol version mismatch");
-		sess_close(s, "hello with protocol version %lld, ours is %d",
-		    (long long)version, MIGR_PROTO_VERSION);
-		return;
-	}
+	/* the peers are the configured ones (peer_init) */
 	if ((p = find_peer(host)) == NULL) {
 		send_result(s, RES_UNKNOWN_PEER, "unknown peer");
 		sess_close(s, "hello from unknown host '%.64s'", host);
@@ -421,7 +460,7 @@ sess_read(struct bufferevent *bev, void *arg)
 		st = frame_pull(in, limit, &h, &j);
 		if (st == FRAME_PARTIAL)
 			return;
-		s->last_rx_ms = now_ms();
+		s->last_rx_ms = (uint64_t)mono_ms();
 		if (st != FRAME_OK) {
 			json_decref(j);
 			if (st == FRAME_BAD_VERSION)
@@ -446,7 +485,7 @@ sess_read(struct bufferevent *bev, void *arg)
 			return;
 		}
 		if (h.len > migrd.conf.max_message &&
-		    h.type != MSG_MIG_RECORD) {
+		    h.type != MSG_MIG_RECORD && h.type != MSG_MIG_CHUNK) {
 			json_decref(j);
 			sess_close(s, "%s of %u bytes is above max-message %u",
 			    migr_msgname(h.type), h.len,
@@ -467,7 +506,7 @@ sess_event(struct bufferevent *bev, short what, void *arg)
 
 	if (what & BEV_EVENT_CONNECTED) {
 		s->state = S_HELLO;
-		s->last_rx_ms = now_ms();
+		s->last_rx_ms = (uint64_t)mono_ms();
 		if (s->outbound) {
 			if (!tls_peer_matches(s->ssl, s->peer->pc->name)) {
 				sess_close(s, "certificate does not name %s",
@@ -499,7 +538,7 @@ static void
 sess_tick(evutil_socket_t fd, short what, void *arg)
 {
 	struct session *s = arg;
-	uint64_t now = now_ms();
+	uint64_t now = (uint64_t)mono_ms();
 
 	(void)fd;
 	(void)what;
@@ -537,7 +576,7 @@ sess_new(int fd, SSL *ssl, int outbound)
 	}
 	s->ssl = ssl;
 	s->outbound = outbound;
-	s->created_ms = now_ms();
+	s->created_ms = (uint64_t)mono_ms();
 	s->bev = bufferevent_openssl_socket_new(migrd.base, fd, ssl,
 	    outbound ? BUFFEREVENT_SSL_CONNECTING : BUFFEREVENT_SSL_ACCEPTING,
 	    BEV_OPT_CLOSE_ON_FREE);
@@ -587,20 +626,104 @@ fmt_addr(const struct sockaddr *sa, char *buf, size_t len)
 	snprintf(buf, len, "%s:%u", a, port);
 }
 
+/* The IP of sa as inet_ntop writes it; a v4-mapped IPv6 one as IPv4. */
+static void
+fmt_ip(const struct sockaddr *sa, char *buf, size_t len)
+{
+	const struct sockaddr_in6 *in6 = (const void *)sa;
+	const struct sockaddr_in *in = (const void *)sa;
+
+	snprintf(buf, len, "?");
+	if (sa->sa_family == AF_INET)
+		inet_ntop(AF_INET, &in->sin_addr, buf, len);
+	else if (sa->sa_family == AF_INET6 &&
+	    IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr))
+		inet_ntop(AF_INET, &in6->sin6_addr.s6_addr[12], buf, len);
+	else if (sa->sa_family == AF_INET6)
+		inet_ntop(AF_INET6, &in6->sin6_addr, buf, len);
+}
+
+/* Is ip (as fmt_ip() writes it) a configured peer's address? */
+static int
+is_peer_ip(const char *ip)
+{
+	char canon[INET6_ADDRSTRLEN];
+	unsigned char bin[16];
+	int i, af;
+
+	for (i = 0; i < migrd.conf.npeers; i++) {
+		af = strchr(migrd.conf.peers[i].addr, ':') ? AF_INET6 : AF_INET;
+		if (inet_pton(af, migrd.conf.peers[i].addr, bin) == 1 &&
+		    inet_ntop(af, bin, canon, sizeof(canon)) != NULL &&
+		    strcmp(canon, ip) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* inbound sessions from ip not yet through TLS and hello */
+static unsigned
+unfinished_from(const char *ip)
+{
+	struct session *s;
+	unsigned n = 0;
+
+	TAILQ_FOREACH(s, &sessions, entry)
+		if (!s->outbound && s->state != S_UP &&
+		    strcmp(s->ip, ip) == 0)
+			n++;
+	return n;
+}
+
+/*
+ * Before any TLS: a connection is refused unless it comes from a
+ * configured peer's address, and that address has fewer than
+ * PREAUTH_PER_ADDR connections still in their handshake.  So a stranger
+ * who reaches the port costs an accept() and a close(), and cannot use
+ * up the sessions real peers need.  Refusals are counted and reported at
+ * most every PREAUTH_WARN_MS, so a flood does not flood the log.
+ */
+static int
+preauth_ok(const char *ip, const char *addr)
+{
+	static uint64_t last_warn_ms;
+	static unsigned refused;
+	static char why[160];
+	uint64_t now = (uint64_t)mono_ms();
+
+	if (!is_peer_ip(ip))
+		snprintf(why, sizeof(why), "%s is no peer's address", addr);
+	else if (unfinished_from(ip) >= PREAUTH_PER_ADDR)
+		snprintf(why, sizeof(why), "%s has %d connections in their "
+		    "handshake", ip, PREAUTH_PER_ADDR);
+	else if (nsessions >= SESSIONS_MAX)
+		snprintf(why, sizeof(why), "%u sessions open", nsessions);
+	else
+		return 1;
+	refused++;
+	log_debug("peer port: refused %s: %s", addr, why);
+	if (last_warn_ms == 0 || now - last_warn_ms >= PREAUTH_WARN_MS) {
+		log_warnx("peer port: refused %u connection%s before TLS "
+		    "(last: %s)", refused, refused == 1 ? "" : "s", why);
+		last_warn_ms = now;
+		refused = 0;
+	}
+	return 0;
+}
+
 static void
 peer_accept(int fd, struct sockaddr *sa, socklen_t salen, void *arg)
 {
 	struct session *s;
 	SSL *ssl;
-	char addr[sizeof(s->addr)];
+	char addr[sizeof(s->addr)], ip[sizeof(s->ip)];
 	int one = 1;
 
 	(void)salen;
 	(void)arg;
 	fmt_addr(sa, addr, sizeof(addr));
-	if (nsessions >= SESSIONS_MAX) {
-		log_warnx("peer %s: refused, %u sessions open", addr,
-		    nsessions);
+	fmt_ip(sa, ip, sizeof(ip));
+	if (!preauth_ok(ip, addr)) {
 		close(fd);
 		return;
 	}
@@ -613,6 +736,7 @@ peer_accept(int fd, struct sockaddr *sa, socklen_t salen, void *arg)
 	if ((s = sess_new(fd, ssl, 0)) == NULL)
 		return;
 	snprintf(s->addr, sizeof(s->addr), "%s", addr);
+	snprintf(s->ip, sizeof(s->ip), "%s", ip);
 	log_debug("peer %s: accepted", addr);
 }
 
@@ -850,7 +974,7 @@ peer_list_json(void)
 			json_object_set_new(o, "heartbeats_rx",
 			    json_integer((json_int_t)s->hb_rx));
 			json_object_set_new(o, "last_rx_ms_ago",
-			    json_integer((json_int_t)(now_ms() -
+			    json_integer((json_int_t)((uint64_t)mono_ms() -
 			    s->last_rx_ms)));
 		}
 		json_array_append_new(a, o);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The peer channel: one TLS session per configured peer.  The host whose
  * name sorts first dials, the other accepts, so a pair has one session.
@@ -19,5 +20,11 @@ int	 peer_is_up(const char *name);
 int	 peer_send(const char *name, int type, json_t *payload);
 size_t	 peer_output_len(const char *name);	/* bytes not yet sent */
 void	 peer_drop(const char *name, const char *why);	/* fault tests */
+
+struct migrd_conf;
+/* A hello checked against c: an enum migr_result, and why if not OK
+ * (no session needed: tests/fuzz/fuzz_peer.c calls it). */
+int	 peer_hello_check(json_t *hello, const struct migrd_conf *c,
+	    const char **host, const char **to, char *why, size_t len);
 
 #endif

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * TLS 1.3 with mutual certificate authentication for the peer channel.
  * OpenSSL does the protocol; libevent's bufferevent_openssl drives it.

@@ -1,222 +1,173 @@
+/* SPDX-License-Identifier: ISC */
 /*
- * Workloads: a child that joins the namespace's cgroup and netns, writes
- * its output to a log file, and execs the command.  A CLOEXEC pipe
- * reports a failure before exec back to migrd (EOF means exec worked).
+ * A namespace's workloads and the cgroup that holds them: the paths
+ * migrd uses (CGROUP_ROOT/NAME), made, emptied and removed through the
+ * netns layer's cgroup.c, and workloads started through its launcher.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <sched.h>
-#include <signal.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/close_range.h>
-#include <linux/magic.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
+#include "cgroup.h"
+#include "launch.h"
 #include "log.h"
 #include "migrd.h"
 #include "ns.h"
 
-static int
-write_file(const char *path, const char *s)
-{
-	int fd, rc = 0;
+#define CGROUP_WAIT_MS	2000	/* for the tasks of a removed cgroup */
 
-	if ((fd = open(path, O_WRONLY | O_CLOEXEC)) == -1)
+#define CGROUP_MOUNT	"/sys/fs/cgroup"
+
+/* Our own cgroup v2 path ("/system.slice/migrd.service"), or -1. */
+static int
+own_cgroup(char *buf, size_t len)
+{
+	char line[PATH_MAX + 8];
+	FILE *f;
+	int rc = -1;
+
+	if ((f = fopen("/proc/self/cgroup", "re")) == NULL)
 		return -1;
-	if (write(fd, s, strlen(s)) != (ssize_t)strlen(s))
-		rc = -1;
-	if (close(fd) == -1)
-		rc = -1;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		line[strcspn(line, "\n")] = '\0';
+		if (strncmp(line, "0::/", 4) == 0 &&
+		    (size_t)snprintf(buf, len, "%s", line + 3) < len) {
+			rc = 0;
+			break;
+		}
+	}
+	fclose(f);
 	return rc;
 }
 
-/* The parent of cgroup-root must be a cgroup v2 directory. */
+/*
+ * cgroup-root auto: under systemd ($INVOCATION_ID) the unit's own cgroup
+ * is delegated to us (Delegate=yes), and the workloads go below it, in
+ * "ns"; elsewhere in /sys/fs/cgroup/migr.  No controller is enabled in
+ * the unit's cgroup, so migrd itself may stay in it, and systemd can
+ * start it there again after a restart.
+ */
 int
-cgroup_check(void)
+ns_cgroup_resolve(void)
+{
+	char own[PATH_MAX - 128];	/* room for the mount and "/ns" */
+
+	if (strcmp(migrd.conf.cgroup_root, "auto") != 0)
+		return 0;
+	if (getenv("INVOCATION_ID") != NULL && own_cgroup(own, sizeof(own)) ==
+	    0 && strcmp(own, "/") != 0) {
+		snprintf(migrd.conf.cgroup_root, sizeof(migrd.conf.cgroup_root),
+		    "%s%s/ns", CGROUP_MOUNT, own);
+		log_info("workloads go below the unit's own cgroup, in %s",
+		    migrd.conf.cgroup_root);
+	} else
+		snprintf(migrd.conf.cgroup_root, sizeof(migrd.conf.cgroup_root),
+		    "%s/migr", CGROUP_MOUNT);
+	return 0;
+}
+
+void
+ns_cgroup_path(const char *ns, char *buf, size_t len)
+{
+	/* cgroup-root is shorter than PATH_MAX - 64 (config.c) */
+	if ((size_t)snprintf(buf, len, "%s/%s", migrd.conf.cgroup_root, ns) >=
+	    len)
+		buf[0] = '\0';
+}
+
+/* cgroup-root's parent must be a cgroup v2 directory; the root itself
+ * is made if it is not there. */
+int
+ns_cgroup_ready(char *err, size_t errlen)
 {
 	char parent[PATH_MAX];
-	struct statfs sf;
 	char *slash;
 
 	snprintf(parent, sizeof(parent), "%s", migrd.conf.cgroup_root);
 	if ((slash = strrchr(parent, '/')) != NULL && slash != parent)
 		*slash = '\0';
-	if (statfs(parent, &sf) == -1) {
-		log_warn("%s: %s", __func__, parent);
+	if (cgroup_is_v2(parent, err, errlen) < 0)
 		return -1;
-	}
-	if (sf.f_type != CGROUP2_SUPER_MAGIC) {
-		log_warnx("%s: %s is not a cgroup v2 mount; workloads cannot "
-		    "run (see cgroup-root in migrd.conf(5))", __func__, parent);
-		return -1;
-	}
-	return 0;
+	return cgroup_create(migrd.conf.cgroup_root, err, errlen);
 }
 
 int
-cgroup_create(const char *ns)
+ns_cgroup_create(const char *ns, char *err, size_t errlen)
 {
-	char path[PATH_MAX + 32];
+	char path[PATH_MAX];
 
-	if (cgroup_check() == -1)
+	if (ns_cgroup_ready(err, errlen) < 0)
 		return -1;
-	if (mkdir(migrd.conf.cgroup_root, 0755) == -1 && errno != EEXIST) {
-		log_warn("%s: mkdir %s", __func__, migrd.conf.cgroup_root);
-		return -1;
-	}
-	snprintf(path, sizeof(path), "%s/%s", migrd.conf.cgroup_root, ns);
-	if (mkdir(path, 0755) == -1 && errno != EEXIST) {
-		log_warn("%s: mkdir %s", __func__, path);
+	ns_cgroup_path(ns, path, sizeof(path));
+	return cgroup_create(path, err, errlen);
+}
+
+int
+ns_cgroup_remove(const char *ns)
+{
+	char path[PATH_MAX], err[256];
+
+	ns_cgroup_path(ns, path, sizeof(path));
+	if (cgroup_remove(path, CGROUP_WAIT_MS, err, sizeof(err)) < 0) {
+		log_warnx("%s: %s", ns, err);
 		return -1;
 	}
 	return 0;
 }
 
 json_t *
-cgroup_pids(const char *ns)
+ns_cgroup_pids(const char *ns)
 {
-	char path[PATH_MAX + 32];
+	char path[PATH_MAX];
 	json_t *a = json_array();
-	FILE *fp;
-	long pid;
+	pid_t *pids;
+	size_t i, n;
 
-	snprintf(path, sizeof(path), "%s/%s/cgroup.procs", migrd.conf.cgroup_root, ns);
-	if (a == NULL || (fp = fopen(path, "re")) == NULL)
+	ns_cgroup_path(ns, path, sizeof(path));
+	if (a == NULL || cgroup_procs(path, &pids, &n, 4096, NULL, 0) < 0)
 		return a;
-	while (fscanf(fp, "%ld", &pid) == 1)
-		json_array_append_new(a, json_integer(pid));
-	fclose(fp);
+	for (i = 0; i < n; i++)
+		json_array_append_new(a, json_integer(pids[i]));
+	free(pids);
 	return a;
 }
 
 int
-cgroup_kill_remove(const char *ns)
+workload_prepare(const char *ns, const int *fds, char *const *names,
+    size_t nfds, char *const *argv, struct launch_pending *lp, char *err,
+    size_t errlen)
 {
-	char path[PATH_MAX + 32], kill[PATH_MAX + 48];
-	json_t *pids;
-	int i, n = 1;
+	char cg[PATH_MAX], logpath[PATH_MAX];
+	/* what a workload must not reach: migrd's key, its control
+	 * socket (root could use it), its state and configuration */
+	const char *const hide[] = {
+		migrd.conf.key, migrd.conf.control_socket,
+		migrd.conf.state_dir, migrd.conf_path, NULL
+	};
+	struct launch_spec sp = {
+		.ns = ns, .cgroup = cg, .argv = argv, .logpath = logpath,
+		.fds = fds, .names = names, .nfds = nfds,
+		.uid = migrd.workload_uid, .gid = migrd.workload_gid,
+		.caps = migrd.conf.workload_caps, .hide = hide,
+	};
 
-	snprintf(path, sizeof(path), "%s/%s", migrd.conf.cgroup_root, ns);
-	if (access(path, F_OK) == -1)
-		return 0;
-	snprintf(kill, sizeof(kill), "%s/cgroup.kill", path);
-	if (write_file(kill, "1") == -1)
-		log_warn("%s: %s", __func__, kill);
-	/* SIGKILL is asynchronous: wait (bounded) until the cgroup empties */
-	for (i = 0; i < 200; i++) {
-		pids = cgroup_pids(ns);
-		n = (int)json_array_size(pids);
-		json_decref(pids);
-		if (n == 0)
-			break;
-		usleep(10000);
-	}
-	if (n != 0)
-		log_warnx("%s: %s still has %d tasks", __func__, path, n);
-	if (rmdir(path) == -1) {
-		log_warn("%s: rmdir %s", __func__, path);
-		return -1;
-	}
-	return 0;
-}
-
-struct child_err {
-	int	stage;
-	int	err;
-};
-
-static const char *const stages[] = {
-	"open log file", "join cgroup", "open netns", "setns",
-	"close inherited fds", "exec"
-};
-
-static __attribute__((noreturn)) void
-child(int wfd, const char *ns, const char *const *argv, const char *logpath)
-{
-	struct child_err ce = { 0, 0 };
-	char path[PATH_MAX + 32], pid[32];
-	sigset_t none;
-	int fd, nfd;
-
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	signal(SIGPIPE, SIG_DFL);
-	setsid();
-	ce.stage = 0;
-	if ((fd = open(logpath, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
-	    0640)) == -1)
-		goto fail;
-	nfd = open("/dev/null", O_RDONLY);
-	if (nfd != -1)
-		dup2(nfd, STDIN_FILENO);
-	dup2(fd, STDOUT_FILENO);
-	dup2(fd, STDERR_FILENO);
-	ce.stage = 1;
-	snprintf(path, sizeof(path), "%s/%s/cgroup.procs", migrd.conf.cgroup_root, ns);
-	snprintf(pid, sizeof(pid), "%ld", (long)getpid());
-	if (write_file(path, pid) == -1)
-		goto fail;
-	ce.stage = 2;
-	snprintf(path, sizeof(path), "%s/%s", NS_NETNS_DIR, ns);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-		goto fail;
-	ce.stage = 3;
-	if (setns(fd, CLONE_NEWNET) == -1)
-		goto fail;
-	ce.stage = 4;
-	/* nothing of migrd's may leak into a workload: its peer sessions
-	 * would be collected and frozen with it at the next migration */
-	if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) == -1)
-		goto fail;
-	ce.stage = 5;
-	execv(argv[0], (char *const *)argv);
-fail:
-	ce.err = errno;
-	if (write(wfd, &ce, sizeof(ce)) == -1)
-		_exit(126);
-	_exit(127);
+	ns_cgroup_path(ns, cg, sizeof(cg));
+	ns_logpath(ns, logpath, sizeof(logpath));
+	return launch_prepare(&sp, lp, err, errlen);
 }
 
 pid_t
-workload_start(const char *ns, const char *const *argv, const char *logpath,
-    char *err, size_t errlen)
+workload_start(const char *ns, const int *fds, char *const *names,
+    size_t nfds, char *const *argv, char *err, size_t errlen)
 {
-	struct child_err ce;
-	int p[2], status;
-	ssize_t n;
-	pid_t pid;
+	struct launch_pending lp;
 
-	if (pipe2(p, O_CLOEXEC) == -1) {
-		snprintf(err, errlen, "pipe: %s", strerror(errno));
+	if (workload_prepare(ns, fds, names, nfds, argv, &lp, err,
+	    errlen) < 0)
 		return -1;
-	}
-	if ((pid = fork()) == -1) {
-		snprintf(err, errlen, "fork: %s", strerror(errno));
-		close(p[0]);
-		close(p[1]);
-		return -1;
-	}
-	if (pid == 0) {
-		close(p[0]);
-		child(p[1], ns, argv, logpath);
-	}
-	close(p[1]);
-	do
-		n = read(p[0], &ce, sizeof(ce));
-	while (n == -1 && errno == EINTR);
-	close(p[0]);
-	if (n == 0)
-		return pid;		/* exec succeeded */
-	if (n == (ssize_t)sizeof(ce) && ce.stage >= 0 && ce.stage < 6)
-		snprintf(err, errlen, "%s: %s", stages[ce.stage],
-		    strerror(ce.err));
-	else
-		snprintf(err, errlen, "workload failed to start");
-	waitpid(pid, &status, 0);
-	return -1;
+	return launch_go(&lp, err, errlen);
 }

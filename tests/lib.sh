@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # Sourced by every lab test (tests/lab/NNN-name.sh).  Gives TAP output
 # helpers and `gx GUEST CMD...` to run a command in a lab guest.
 # The runner (tests/run) parses the "ok"/"not ok" lines.

@@ -1,14 +1,37 @@
-# tests: cmocka unit tests (one binary per tests/unit/test_*.c, linked
-# with libmigr) and helper programs the lab tests run in guests.
+# SPDX-License-Identifier: ISC
+# tests: cmocka unit tests (one binary per tests/unit/test_*.c) and the
+# helper programs the lab tests run in guests.  Both see every layer and
+# link the whole stack (libmigrd.a first: its objects use the rest).
 UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
 UNIT_BINS  := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%)
 TOOL_SRCS  := $(wildcard tests/tools/*.c)
 TOOL_BINS  := $(TOOL_SRCS:tests/tools/%.c=$(BUILD)/tests/tools/%)
 TESTS      += $(UNIT_BINS) $(TOOL_BINS)
 
+$(UNIT_SRCS:%.c=$(BUILD)/%.o) $(TOOL_SRCS:%.c=$(BUILD)/%.o): \
+    INC := $(INC_MIGRD) -Imigctl -Itests/workload
 
-$(BUILD)/tests/unit/%: $(BUILD)/tests/unit/%.o $(LIBMIGR)
-	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(LDLIBS)
+$(BUILD)/tests/unit/%: $(BUILD)/tests/unit/%.o $(LIBMIGRD) $(LIBS_ALL)
+	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(PK_MIGRD)
 
-$(BUILD)/tests/tools/%: $(BUILD)/tests/tools/%.o $(LIBMIGR)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+$(BUILD)/tests/tools/%: $(BUILD)/tests/tools/%.o $(LIBMIGRD) $(LIBS_ALL)
+	$(CC) $(LDFLAGS) -o $@ $^ $(PK_MIGRD)
+
+# the engine's tests share their socket helpers
+SK_TESTS := $(BUILD)/tests/unit/test_sk_engine $(BUILD)/tests/unit/test_sk_lossless
+$(SK_TESTS): %: %.o $(BUILD)/tests/unit/sk_util.o $(LIBMIGRD) $(LIBS_ALL)
+	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(PK_MIGRD)
+$(BUILD)/tests/unit/sk_util.o: INC := $(INC_MIGRD)
+
+# tests/bench: benchmarks, built and run on demand only, never by 'make
+# check' or 'make tests'.  engine-floor needs the engine and its records
+# alone.  'make bench-engine-floor' builds it and runs it in the lab
+# (BENCH_ARGS=--local: on this machine; see tests/bench/engine-floor.sh).
+BENCH_EF := $(BUILD)/tests/bench/engine-floor
+$(BENCH_EF).o: INC := $(INC_RECORDS)
+$(BENCH_EF): $(BENCH_EF).o $(LIBRECORDS) $(LIBENGINE)
+	$(CC) $(LDFLAGS) -o $@ $^ $(PK_RECORDS)
+
+.PHONY: bench-engine-floor
+bench-engine-floor: $(BENCH_EF)
+	@BUILD=$(BUILD) tests/bench/engine-floor.sh $(BENCH_ARGS)

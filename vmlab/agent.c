@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * migr-agent: runs in a lab guest and serves exec requests from the
  * host on one virtio-serial port (see exec-proto.h).  One request at a
@@ -21,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "exec-proto.h"
 
 static int
@@ -70,10 +72,7 @@ send_frame(int port, uint32_t id, uint32_t type, const void *data,
 static double
 now(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
+	return mono_ms() / 1e3;
 }
 
 /* Relay one pipe's available bytes; returns 0 at EOF, 1 if open, -1 on

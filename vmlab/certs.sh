@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: ISC
 # Lab certificates for migrd's peer channel (openssl CLI, EC P-256):
 #
 #   vmlab/certs.sh DIR [NAME=ADDRESS ...]

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: ISC
 # `make demo`: boot the lab, run migrd on host1 and host2 (TLS with lab
 # certificates), start the test service in a namespace on host1 through
 # migctl while the client keeps connections busy both ways, then
@@ -18,15 +19,31 @@ declare -A ADDR=([host1]=10.77.0.1 [host2]=10.77.0.2)
 say() { printf '\n== %s\n' "$*"; }
 x() { "$lab" exec -t 120 "$@"; }
 
+# The service runs as nobody with CAP_NET_ADMIN (streamd reads its TCP
+# sequence numbers in repair mode to resume its byte pattern), unless
+# the build folder is closed to other users (a clone in /root): then as
+# root, as migrd warns.
+if setpriv --reuid=65534 --regid=65534 --clear-groups test -x "$W/streamd" 2>/dev/null; then
+	WL_USER=nobody WL_CAPS=cap_net_admin
+else
+	WL_USER=root WL_CAPS=none
+fi
+
 conf() {	# conf HOST PEER
 	cat <<-EOC
 	hostname $1
 	listen ${ADDR[$1]} port 7780
 	peer $2 ${ADDR[$2]} port 7780
+	allow $2 program $B/tests/workload/
+	allow $2 address 10.77.0.0/24 fd00:77::/64
+	allow $2 mac 52:54:00
+	allow $2 namespace svc
 	certificate /mnt/lab/demo/certs/$1.pem
 	key /mnt/lab/demo/certs/$1-key.pem
 	ca /mnt/lab/demo/certs/ca.pem
 	state-dir /var/lib/migrd
+	workload-user $WL_USER
+	workload-capabilities $WL_CAPS
 	EOC
 }
 

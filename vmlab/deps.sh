@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: ISC
 # Install the Debian packages migr needs to build, test and run its lab.
 # A no-op when every package is present.  Needs root (apt-get).
 set -euo pipefail
@@ -10,10 +11,11 @@ pkgs=(
 	# userland build: TLS through libevent, netlink, unit tests, fuzzing
 	build-essential pkg-config libssl-dev libmnl-dev libcmocka-dev clang
 	# kernel build
-	bc bison flex libelf-dev cpio xz-utils kmod patch perl python3
-	# lab: switch, guest tools (the guests run the host's userland over 9p)
+	bc bison flex libelf-dev cpio xz-utils kmod patch perl python3 rsync
+	# lab: switch, guest tools (the guests run the host's userland over 9p),
+	# file (vmlab/lab: is busybox static?)
 	vde2 iproute2 nftables tcpdump socat procps psmisc openssl util-linux
-	iputils-ping ethtool groff-base jq systemd
+	iputils-ping ethtool groff-base jq systemd file
 )
 
 missing=()

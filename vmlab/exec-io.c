@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Whole reads and writes on the exec channel (exec-proto.h). */
 #include <errno.h>
 #include <unistd.h>

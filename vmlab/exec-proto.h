@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * Wire format between the host's lab-exec and a guest's migr-agent, over
  * one virtio-serial port.  Both ends are ours and run the same build, so

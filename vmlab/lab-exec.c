@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * lab-exec: run a command in a lab guest through its migr-agent and
  * return the command's stdout, stderr and exit status as its own.

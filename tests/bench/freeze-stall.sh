@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: ISC
 # Benchmark: the stall a TCP peer sees for a given freeze-and-lock time.
 # Freezes and locks a live streamd for each duration and prints the
 # longest wait between two reads on the client's connections.  Needs a

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: ISC
 # Every guest runs the kernel we built: its release and its build id (the
 # ELF note the guest exports in /sys/kernel/notes) match the bzImage's.
 . "$(dirname "$0")/../lib.sh"

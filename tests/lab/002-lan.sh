@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: ISC
 # The three guests reach each other over the lab LAN, IPv4 and IPv6, and
 # the LAN is the vde switch: each guest sees the others' MACs on br0.
 . "$(dirname "$0")/../lib.sh"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: ISC
 # A service inside a network namespace on host1, whose veth is bridged onto
 # the LAN, is reachable from the client: a TCP connection carries data both
 # ways, over IPv4 and IPv6, and the server really runs in the namespace.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: ISC
 # TCP_REPAIR is usable by root in a guest and refused (EPERM) once
 # CAP_NET_ADMIN is dropped.
 . "$(dirname "$0")/../lib.sh"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: ISC
 # A second, private lab comes up beside the one under test and its
 # teardown leaves no process and no file behind; bringing a lab up twice
 # in one folder is refused.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: ISC
 # The kernel selftest of the TCP repair API (kernel/patches/0001-*), built
 # on the host from the patched guest kernel tree and run in host1 on the
 # kernel it documents.  Each kselftest case becomes one TAP line here.

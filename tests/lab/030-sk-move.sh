@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: ISC
 # Live TCP connections move between hosts through the socket engine.
 # For each state and family: a service namespace on host1 holds one
 # connection with a client (skstream, a byte-exact pattern stream both

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: ISC
 # The socket engine across hosts for what 030 does not cover: a connected
 # UDP socket with options set (its address, peer and options survive;
 # the peer on client sees datagrams from the same address and port, and

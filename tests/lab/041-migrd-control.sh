@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: ISC
 # migrd's configuration check and control socket on host1: "-n" reports
 # errors as file:line, the socket is 0660 root-only, a non-root caller is
 # refused (by the file mode, and by SO_PEERCRED when the mode is opened),
 # results carry codes that become migctl's exit status, -j is JSON, bad
-# frames get a result and do not hurt the daemon, and a second migrd on
-# the same socket refuses to start.
+# frames get a result and do not hurt the daemon, a second migrd on
+# the same socket refuses to start, and admin-group membership is the
+# calling process's own.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/lib-migrd.sh"
 
@@ -31,13 +33,13 @@ is "$(gx host1 'stat -c %a:%U:%G /run/migrd/migrd.sock')" "660:root:root" \
 out=$(mc host1 status); rc=$?
 is "$rc" 0 "migctl status exits 0"
 like "$out" "^host: host1$" "status names the host"
-like "$out" "^protocol: 1$" "status gives the protocol version"
+like "$out" "^protocol: $PV\$" "status gives the protocol version"
 like "$out" "^capabilities: .*cap_net_admin" "capabilities were reduced and include cap_net_admin"
-# kept: dac_override kill net_bind_service net_admin net_raw sys_ptrace sys_admin
+# kept: dac_override kill setgid setuid net_bind_service net_admin net_raw sys_ptrace sys_admin
 capeff=$(gx host1 "awk '/^CapEff/ { print \$2 }' /proc/\$(cat /run/migrd/test.pid)/status")
 capbnd=$(gx host1 "awk '/^CapBnd/ { print \$2 }' /proc/\$(cat /run/migrd/test.pid)/status")
-is "$capeff" 0000000000283422 "effective capabilities are the documented set"
-is "$capbnd" 0000000000283422 "bounding set is the documented set"
+is "$capeff" 00000000002834e2 "effective capabilities are the documented set"
+is "$capbnd" 00000000002834e2 "bounding set is the documented set"
 
 is "$(mc host1 -j status | jq -r '.code, .result, .data.host' | tr '\n' ' ')" \
 	"0 ok host1 " "-j status is JSON with code, result, data"
@@ -65,10 +67,10 @@ like "$(migrd_log host1)" "control: refused pid [0-9]+ uid 65534" "the refusal i
 
 # bad frames on the control socket
 mkdir -p "$MSHARE/frames"
-frame 4 1 'nope!' > "$MSHARE/frames/ctl-malformed"
-frame_hdr 4 1 2147483647 > "$MSHARE/frames/ctl-oversize"
+frame 4 $PV 'nope!' > "$MSHARE/frames/ctl-malformed"
+frame_hdr 4 $PV 2147483647 > "$MSHARE/frames/ctl-oversize"
 frame 4 7 '{}' > "$MSHARE/frames/ctl-version"
-frame 2 1 '{}' > "$MSHARE/frames/ctl-peertype"
+frame 2 $PV '{}' > "$MSHARE/frames/ctl-peertype"
 for f in malformed:2 oversize:6 version:5 peertype:4; do
 	out=$(gx host1 "socat -t3 - UNIX-CONNECT:/run/migrd/migrd.sock < $GSHARE/frames/ctl-${f%:*} | tail -c +9")
 	is "$(jq -r .code <<<"$out" 2>/dev/null)" "${f#*:}" "control: ${f%:*} frame gets result code ${f#*:}"
@@ -89,4 +91,24 @@ migrd_stop host1
 gx host1 'python3 -c "import socket; s=socket.socket(socket.AF_UNIX); s.bind(\"/run/migrd/migrd.sock\")"'
 check "migrd starts over a stale socket" migrd_start host1
 like "$(migrd_log host1)" "removed stale control socket" "the stale socket was removed"
+
+# admin-group: membership is the caller's own groups (SO_PEERGROUPS), as
+# the kernel has them, not what /etc/group says
+migrd_stop host1
+# setgroup MEMBERS: the group migr (gid 4242) in /etc/group, with MEMBERS
+setgroup() {
+	gx host1 "grep -v '^migr:' /etc/group > /etc/group.t; echo 'migr:x:4242:$1' >> /etc/group.t; cat /etc/group.t > /etc/group; rm /etc/group.t"
+}
+setgroup ""
+migrd_conf host1 host2 -- "admin-group migr"
+check "migrd starts with admin-group migr" migrd_start host1
+is "$(gx host1 'stat -c %a:%U:%G /run/migrd/migrd.sock')" "660:root:migr" \
+	"control socket is 0660 root:migr"
+asuser() { gx host1 "setpriv --reuid=nobody $1 $MIGCTL status >/dev/null 2>&1; echo \$?"; }
+is "$(asuser '--regid=4242 --clear-groups')" 0 "primary group migr: served"
+is "$(asuser '--regid=nogroup --groups=4242')" 0 "migr among the process's groups (not listed for it in /etc/group): served"
+setgroup nobody
+is "$(asuser '--regid=nogroup --clear-groups')" 3 "listed in /etc/group but not among the process's groups: refused (exit 3)"
+migrd_stop host1
+gx host1 "grep -v '^migr:' /etc/group > /etc/group.t; cat /etc/group.t > /etc/group; rm /etc/group.t"
 done_testing

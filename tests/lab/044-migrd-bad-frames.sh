@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: ISC
 # Malformed, oversize, wrong-version and wrong-type frames on the peer
 # channel (after a valid TLS handshake with a lab certificate) each end
 # that connection with a logged reason and a result; migrd keeps running
@@ -10,7 +11,9 @@
 trap 'migrd_cleanup host1 host2' EXIT
 migrd_cleanup host1 host2
 migrd_certs
-migrd_conf host1 host2
+# client is a peer of host1 (no migrd there): only peers' addresses get a
+# TLS handshake
+migrd_conf host1 host2 client
 migrd_conf host2 host1
 check "migrd starts on host1" migrd_start host1
 check "migrd starts on host2" migrd_start host2
@@ -21,20 +24,20 @@ is "$(mc host1 -j peers | jq -r '.data.peers[0].state')" up "host1-host2 session
 
 C=$GSHARE/certs
 mkdir -p "$MSHARE/frames"
-frame 2 1 'nope!' > "$MSHARE/frames/peer-malformed"
-frame 2 1 '[1,2,3]' > "$MSHARE/frames/peer-array"
-frame_hdr 2 1 2147483647 > "$MSHARE/frames/peer-oversize"
+frame 2 $PV 'nope!' > "$MSHARE/frames/peer-malformed"
+frame 2 $PV '[1,2,3]' > "$MSHARE/frames/peer-array"
+frame_hdr 2 $PV 2147483647 > "$MSHARE/frames/peer-oversize"
 frame 2 9 '{}' > "$MSHARE/frames/peer-version"
-frame 4 1 '{}' > "$MSHARE/frames/peer-ctltype"
-frame 3 1 '{"seq":1}' > "$MSHARE/frames/peer-early-heartbeat"
+frame 4 $PV '{}' > "$MSHARE/frames/peer-ctltype"
+frame 3 $PV '{"seq":1}' > "$MSHARE/frames/peer-early-heartbeat"
 head -c 70000 /dev/zero | tr '\0' 'x' > "$MSHARE/frames/pad"
-{ frame_hdr 2 1 70010; printf '{"x":"'; cat "$MSHARE/frames/pad"; printf '"}'; } \
+{ frame_hdr 2 $PV 70010; printf '{"x":"'; cat "$MSHARE/frames/pad"; printf '"}'; } \
 	> "$MSHARE/frames/peer-oversize-real"
 
 for f in malformed:2:"payload is not a JSON object" array:2:"payload is not a JSON object" \
 	oversize:6:"frame of 2147483647 bytes is above max-message 65536" \
 	oversize-real:6:"frame of 70010 bytes is above max-message" \
-	version:5:"frame version 9, ours is 1" \
+	version:5:"frame version 9, ours is $PV" \
 	ctltype:-:"message type 4 \\(status\\) is not for the peer channel" \
 	early-heartbeat:-:"heartbeat before hello"; do
 	name=${f%%:*}; rest=${f#*:}; code=${rest%%:*}; msg=${rest#*:}

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: ISC
 # migctl ns create/run/list/show/delete on host1, end to end: the
 # namespace's veth is on br0, the workload runs in the namespace and in
 # its own cgroup, the client reaches it over IPv4 and IPv6, bad arguments
@@ -25,8 +26,8 @@ is "$(gx host1 'ip netns list | wc -l; find /sys/fs/cgroup/migr -mindepth 1 -typ
 	"rejected creates left no netns and no cgroup"
 # the daemon validates too (a request that skips migctl's checks)
 mkdir -p "$MSHARE/frames"
-frame 8 1 '{"ns":"x;rm","addrs":["10.77.0.100/24"]}' > "$MSHARE/frames/ns-badname"
-frame 8 1 '{"ns":"web","addrs":["10.77.0.100/24"],"evil":1}' > "$MSHARE/frames/ns-extra"
+frame 8 $PV '{"ns":"x;rm","addrs":["10.77.0.100/24"]}' > "$MSHARE/frames/ns-badname"
+frame 8 $PV '{"ns":"web","addrs":["10.77.0.100/24"],"evil":1}' > "$MSHARE/frames/ns-extra"
 is "$(gx host1 "socat -t3 - UNIX-CONNECT:/run/migrd/migrd.sock < $GSHARE/frames/ns-badname | tail -c +9" | jq -r .code)" 7 \
 	"migrd refuses a bad name itself (7)"
 is "$(gx host1 "socat -t3 - UNIX-CONNECT:/run/migrd/migrd.sock < $GSHARE/frames/ns-extra | tail -c +9" | jq -r .code)" 2 \
@@ -64,13 +65,16 @@ out=$(mc host1 ns list)
 like "$out" "^web +10.77.0.100/24,fd00:77::100/64 +$pid$" "ns list: web, addresses, task"
 j=$(mc host1 -j ns show web)
 is "$(jq -r '.data.workloads[0].pid' <<<"$j")" "$pid" "ns show -j: the workload"
-is "$(jq -r '.data.interfaces[] | select(.ifname == "eth0") | .address' <<<"$j")" 52:54:00:77:01:00 \
+is "$(jq -r '.data.network[] | select(.type == "link" and .name == "eth0") | .mac' <<<"$j")" 52:54:00:77:01:00 \
 	"ns show -j: eth0's MAC from the system"
+is "$(jq -r '[.data.network[] | select(.type == "addr") | "\(.addr)/\(.prefix)"] | sort | join(",")' <<<"$j")" \
+	"10.77.0.100/24,fd00:77::100/64" "ns show -j: the addresses from the system"
+like "$(mc host1 ns show web)" "link: eth0 veth 52:54:00:77:01:00 mtu 1500" "ns show: eth0 as a link record"
 mc host1 run nosuch -- /bin/true >/dev/null 2>&1; is "$?" 8 "run in an unknown namespace: exit 8"
 out=$(mc host1 run web -- /nonexistent/cmd 2>&1); rc=$?
 is "$rc" 12 "run of a missing program: exit 12 (system error)"
-like "$out" "cannot start /nonexistent/cmd in web: exec: No such file or directory" \
-	"the child's exec failure is reported back"
+like "$out" "cannot start /nonexistent/cmd in web: check the program: No such file or directory" \
+	"a program that is not there is reported back, before exec"
 # host2 is configured but runs no migrd here: refused before anything
 out=$(mc host1 migrate web host2 2>&1); rc=$?
 is "$rc" 11 "migrate web host2 with host2 down: exit 11 (peer not connected)"

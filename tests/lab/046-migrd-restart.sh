@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: ISC
 # A migrd restart keeps its namespaces: state.json is re-read, the
 # namespace and its workload (still in its cgroup) are found again and
 # still serve the client; a namespace removed behind migrd's back while it
@@ -36,4 +37,16 @@ check "its workload was killed through the cgroup" gx host1 "for i in \$(seq 30)
 	kill -0 $pid 2>/dev/null || exit 0
 	grep -q '^State:.*Z' /proc/$pid/status 2>/dev/null && exit 0; sleep 0.1; done; exit 1"
 is "$(gx host1 'ip netns list | wc -l; find /sys/fs/cgroup/migr -mindepth 1 -type d | wc -l' | tr '\n' ' ')" "0 0 " "nothing left"
+
+# a state file migrd cannot read stops it, and stays as it was
+for f in state.json migrations.json; do
+	migrd_stop host1
+	gx host1 "echo '{\"version\": 1, \"namespaces\": [' > /var/lib/migrd/$f; md5sum /var/lib/migrd/$f > /tmp/$f.md5"
+	out=$(gx host1 "$MIGRD -d -f $GSHARE/host1.conf 2>&1; echo rc=\$?")
+	like "$out" "rc=[1-9]" "an unreadable $f: migrd does not start"
+	like "$out" "cannot read .*/var/lib/migrd/$f" "and says which file it cannot read"
+	check "$f is left as it was" gx host1 "md5sum -c /tmp/$f.md5"
+	gx host1 "rm -f /var/lib/migrd/$f"
+	check "migrd starts once it is moved away" migrd_start host1
+done
 done_testing

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: ISC
 # `make install DESTDIR=...` puts the programs, units, man pages and the
 # example config where the operations guide says, with paths substituted
 # in the unit, and the man pages format without a warning.
@@ -6,7 +7,12 @@
 
 stage=$(mktemp -d /tmp/migr-install.XXXXXX)
 trap 'rm -rf "$stage"' EXIT
-check "make install DESTDIR=$stage" make -s -C "$top" install DESTDIR="$stage" PREFIX=/usr SYSCONFDIR=/etc
+# the build the other tests use, with its own flags: a rebuild here with
+# other flags would replace (or, failing to link, remove) their binaries
+san=0
+[ "$BUILD" = build/check ] && san=1
+check "make install DESTDIR=$stage" make -s -C "$top" install BUILD="$BUILD" SAN=$san \
+	DESTDIR="$stage" PREFIX=/usr SYSCONFDIR=/etc
 for f in usr/sbin/migrd usr/sbin/migctl; do
 	if [ -x "$stage/$f" ]; then pass "$f installed, executable"; else fail "$f installed, executable"; fi
 done

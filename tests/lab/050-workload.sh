@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: ISC
 # The test workload itself: streamd in a namespace on host1 serves
 # streamc on the client; every byte both ways is checked against the
 # sequence-keyed pattern.  Then the checker is shown to catch what it

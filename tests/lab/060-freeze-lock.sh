@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: ISC
 # The freeze-window mechanics on their own (libmigr through nsmech):
 # the cgroup freezer stops a live service, the nftables lock cuts its
 # traffic, sockets are collected once each with every (pid, fd) holding
@@ -67,7 +68,9 @@ fi
 gx client "setsid timeout 6 tcpdump -i br0 -e -n -l 'arp or icmp6' </dev/null >/tmp/fz.pcap.txt 2>/dev/null &"
 sleep 2
 sent=$(gx host1 "$M announce fz eth0")
-is "$sent" 3 "announce sent 3 frames (IPv4, IPv6 global and link-local)"
+# the IPv6 link-local address is not announced: derived from the moved
+# MAC it is the same on both hosts, and may still be tentative
+is "$sent" 2 "announce sent 2 frames (IPv4, IPv6 global)"
 sleep 1
 cap=$(gx -t 10 client "sleep 3; cat /tmp/fz.pcap.txt")
 like "$cap" "52:54:00:77:01:60 > ff:ff:ff:ff:ff:ff.*Request who-has 10.77.0.160 tell 10.77.0.160" \

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: ISC
 # A namespace's network read on host1 (nsdump) and built again on host2
 # from those records (nsbuild), as a migration does before the freeze:
 # same MAC, MTU, addresses and routes; built locked and detached, so the

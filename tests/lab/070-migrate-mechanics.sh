@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: ISC
 # One live migration of a namespace, host1 -> host2, by the migration
 # mechanics alone (migsrc/migdst through migtool, records handed over in
 # /mnt/lab): streamd serves 20 client connections (IPv4 and IPv6, busy,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: ISC
 # "migctl migrate" moves a namespace with 500 live client connection(s)
 # (IPv4 and IPv6, busy, idle, half-closed either way, plus 4 listeners)
 # host1 -> host2 and back, under traffic; see lib-migrate-run.sh.

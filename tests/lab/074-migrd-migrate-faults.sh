@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: ISC
 # Failures before the commit point leave the service on host1 exactly as
-# it was: one is injected at each phase (MIGRD_FAULT, see docs/testing.md)
+# it was: one is injected at each phase (MIGRD_FAULT, see docs/testing.md),
+# the state file failing to take a vital step (the freeze, the decision
+# to commit, going live) among them,
 # while a client keeps 12 connections busy, and after each svc must run
 # on host1 only, thawed and unlocked, with nothing left on host2.  Then
 # the commit point: host2 dies on COMMIT, host1 stays in doubt (frozen,
@@ -42,7 +45,10 @@ untouched() {
 
 for f in "host2 dst-refuse 15 refused" "host1 src-freeze 16 rolled-back" \
 	"host1 src-dump 16 rolled-back" "host1 channel-drop 16 rolled-back" \
-	"host2 dst-restore 16 rolled-back" "host2 dst-ready-hold 16 rolled-back"; do
+	"host2 dst-restore 16 rolled-back" "host2 dst-ready-hold 16 rolled-back" \
+	"host1 persist-frozen 15 refused" "host1 persist-freeze 16 rolled-back" \
+	"host1 persist-committing 16 rolled-back" "host2 persist-live 16 rolled-back" \
+	"host2 dst-exec-fail 16 rolled-back"; do
 	set -- $f
 	check "$2: migrd on $1 restarted with the fault" restart "$1" "$2"
 	migrate host1 host2
@@ -50,9 +56,27 @@ for f in "host2 dst-refuse 15 refused" "host1 src-freeze 16 rolled-back" \
 	is "$MRC" "$3" "$2: migctl migrate exits $3"
 	is "$(rep .outcome)" "$4" "$2: the report says $4"
 	like "$(rep .reason)" '.' "$2: and why ($(rep .reason))"
+	# the workload that would not start is named, not just "aborted"
+	[ "$2" = dst-exec-fail ] && like "$(rep .reason)" "host2 cannot start svc's workload" \
+		"$2: ABORTED carries host2's reason"
 	untouched "$2"
 	check "$2: migrd on $1 restarted without faults" restart "$1"
 done
+
+# --- host1 dies while new connections are held back, before its freeze:
+# the restarted migrd must lift the gate and touch nothing else (the
+# tasks were never frozen, their sockets never paused)
+check "host1 will die at the gate" restart host1 src-crash-gate
+migrate host1 host2
+if [ "${MRC:-0}" != 0 ]; then pass "migctl saw host1's migrd go (exit $MRC)"; else fail "migctl migrate exited 0 although migrd died"; fi
+check "host1's migrd starts again" restart host1
+for i in $(seq 100); do
+	[ "$(gx host1 "$MIGCTL -j status | jq '.data.migrations | length'")" = 0 ] && break; sleep 0.2
+done
+like "$(gx host1 "$MIGCTL -j history | jq -r '.data.events[].event'" | tail -4)" "before its freeze" \
+	"the restart knew the tasks were never frozen"
+is "$(gx host1 "ip netns exec $NS nft list tables | grep -c migr_gate")" 0 "the gate is lifted"
+untouched "crash at the gate"
 
 # --- refused before anything: host2 already has a namespace called svc
 mc host2 "ns create $NS --addr 10.77.0.181/24" >/dev/null
@@ -107,6 +131,43 @@ out=$(mc host1 "resolve $NS rollback; echo rc=\$?")
 is "$(sed -n 's/^rc=//p' <<<"$out")" 0 "migctl resolve svc rollback exits 0"
 check "host2's migrd starts again (and cleans up)" restart host2
 untouched "resolved by the operator"
+
+# --- in doubt with host2 up and silent: host2 would know, so resolve
+# is refused unless forced
+check "host2 will hear COMMIT and say nothing" restart host2 dst-commit-hold
+migrate host1 host2
+is "$MRC" 17 "in doubt with host2 up"
+out=$(mc host1 "resolve $NS rollback 2>&1; echo rc=\$?")
+is "$(sed -n 's/^rc=//p' <<<"$out")" 18 "resolve while host2 is up: refused (18)"
+like "$out" "host2 is up: it will answer the COMMIT" "saying why"
+is "$(gx host1 "grep frozen $CG/cgroup.events")" "frozen 1" "svc still frozen, in doubt"
+out=$(mc host1 "resolve $NS rollback force; echo rc=\$?")
+is "$(sed -n 's/^rc=//p' <<<"$out")" 0 "resolve svc rollback force exits 0"
+check "host2's migrd starts again (and cleans up)" restart host2
+untouched "forced resolve"
+
+# --- host1 dies right after it wrote "moved", before it killed its
+# frozen copy: the restarted migrd finishes the job (a frozen svc must
+# not stay on host1 with its addresses on the LAN)
+check "host1 will die once moved" restart host1 src-crash-done
+migrate host1 host2
+if [ "${MRC:-0}" != 0 ]; then pass "migctl saw host1's migrd go (exit $MRC)"; else fail "migctl migrate exited 0 although migrd died"; fi
+is "$(svc_where)" "host1 host2" "until host1's migrd returns, its frozen copy is there (svc live on host2)"
+check "host1's migrd starts again" restart host1
+for i in $(seq 50); do
+	[ "$(svc_where)" = host2 ] && break; sleep 0.2
+done
+is "$(svc_where)" host2 "the restart killed and deleted host1's copy: svc on host2 only"
+like "$(gx host1 "$MIGCTL -j history | jq -r '.data.events[].event'" | tail -3)" "found moved to host2 after a restart" \
+	"the history says so"
+is "$(gx host1 "ip link show v$NS 2>&1 | grep -c 'does not exist'")" 1 "host1's veth of svc is gone too"
+# host1 died before its FORGET: host2 kept the id, told host1 again when
+# the channel came back, and host1 (not in doubt) answered FORGET
+for i in $(seq 50); do
+	[ "$(gx host2 "jq '.committed | length' /var/lib/migrd/migrations.json")" = 0 ] && break; sleep 0.2
+done
+is "$(gx host2 "jq '.committed | length' /var/lib/migrd/migrations.json")" 0 \
+	"host2's committed list is empty again: reconciled on reconnect"
 
 # --- the client lived through all of it; the service never sent FIN/RST
 sleep 2

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: ISC
 # migr-inetd makes an unmodified stdin/stdout program movable: /bin/cat
 # behind "migr-inetd -l [::]:7500" in namespace ined on host1 echoes
 # lines for 6 client connections (IPv4 and IPv6, a line every 100 ms on
@@ -16,7 +17,7 @@ CG=/sys/fs/cgroup/migr/$NS
 SVC4=10.77.0.185
 SVC6=fd00:77::185
 PORT=7500
-INETD=$B/migrd/inetd/migr-inetd
+INETD=$B/migrd/migr-inetd/migr-inetd
 ECHOC=$top/tests/workload/echoc.py
 CONNS=6 SECS=40
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # Sourced by 071/072/073 with CONNS, RATE and SECS set: one migration of
 # svc host1 -> host2 under live traffic through "migctl migrate", every
 # check on the outcome, then the move back to host1.
@@ -45,4 +46,13 @@ r=$(gx -t 30 client "$W/streamc -c $SVC4:7400 -c '[$SVC6]:7400' -n 2 -r 20000 -d
 rx=$(kv "$r" rx_bytes)
 # streamd writes RATE bytes/s on each: 2 connections for 3 s, half of it at least
 if [ "${rx:-0}" -ge $((RATE * 3)) ]; then pass "new connections are served on host1 afterwards ($rx bytes in 3 s)"; else fail "new connections got ${rx:-0} bytes in 3 s"; fi
+# each source said FORGET once it knew: no committed id left on either
+is "$(gx host1 "jq -c .committed /var/lib/migrd/migrations.json"; gx host2 "jq -c .committed /var/lib/migrd/migrations.json")" "[]
+[]" "both committed lists are empty: each source acknowledged (FORGET)"
+if [ -n "${MIG_FAULTS:-}" ]; then
+	for g in host1 host2; do
+		like "$(migrd_log $g | grep -c "fault injected: ${MIG_FAULTS%%,*}")" '^[1-9]' \
+			"$g's migrd went through fault ${MIG_FAULTS%%,*}"
+	done
+fi
 done_testing

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # Sourced by the migration lab tests (07x) after tests/lib.sh and
 # lib-migrd.sh: migrd on host1 and host2, a namespace "svc" holding
 # streamd, streamc on client, and "migctl migrate" between the hosts.
@@ -12,14 +13,17 @@ serve_cmd() {
 	echo "$W/streamd -r ${1:-20000} -l [::]:7400 -l [::]:7401,rate=0 -l [::]:7402,linger=2 -l [::]:7403,shut=${2:-4} -s /tmp/$NS.stats"
 }
 
-# mig_setup [CONF-LINE...]: both migrds up and peered, no svc anywhere
+# mig_setup [CONF-LINE...]: both migrds up and peered, no svc anywhere;
+# with MIG_FAULTS set, both run with those faults (MIGRD_FAULT)
 mig_setup() {
 	migrd_cleanup host1 host2
 	mig_wipe
 	migrd_certs
 	migrd_conf host1 host2 -- "$@"
 	migrd_conf host2 host1 -- "$@"
-	migrd_start host1 && migrd_start host2 && migrd_peered host1 host2
+	migrd_start host1 ${MIG_FAULTS:+MIGRD_FAULT=$MIG_FAULTS} &&
+		migrd_start host2 ${MIG_FAULTS:+MIGRD_FAULT=$MIG_FAULTS} &&
+		migrd_peered host1 host2
 }
 
 # mig_teardown: the trap of every migration test; on a failure the tails

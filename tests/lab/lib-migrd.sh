@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: ISC
 # Sourced by the migrd lab tests (tests/lab/04x-*.sh) after tests/lib.sh.
 # Certificates and configs live in the lab's shared folder: host side
 # $MSHARE, guest side $GSHARE (/mnt/lab is $MIGR_LAB/share).  Each guest's
@@ -9,6 +10,9 @@ GSHARE=/mnt/lab/migrd
 MIGRD=$B/migrd/migrd
 MIGCTL=$B/migctl/migctl
 declare -A GADDR=([host1]=10.77.0.1 [host2]=10.77.0.2 [client]=10.77.0.10)
+# the peer protocol's version (frame headers, hello) and the records'
+PV=$(sed -n 's/^#define MIGR_PROTO_VERSION[[:space:]]*//p' "$top/common/migrd-protocol.h")
+RV=$(sed -n 's/^#define SK_JSON_VERSION[[:space:]]*//p' "$top/common/records/sk_json.h")
 
 # migrd_certs: lab CA, one cert per guest, rogue CA + cert (once per lab).
 migrd_certs() {
@@ -18,24 +22,46 @@ migrd_certs() {
 }
 
 # migrd_conf GUEST [PEER...] [-- EXTRA-LINE...]: write $MSHARE/GUEST.conf
+# Each peer is allowed what the lab's tests bring (lab_allow) unless an
+# EXTRA-LINE says "allow PEER ..." itself.
 migrd_conf() {
-	local g=$1 p; shift
+	local g=$1 p peers=(); shift
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do peers+=("$1"); shift; done
+	[ "${1:-}" = -- ] && shift
 	{
 		echo "# written by tests/lab/lib-migrd.sh"
 		echo "hostname $g"
 		echo "listen ${GADDR[$g]} port 7780"
-		while [ $# -gt 0 ] && [ "$1" != -- ]; do
-			echo "peer $1 ${GADDR[$1]} port 7780"; shift
+		for p in "${peers[@]}"; do
+			echo "peer $p ${GADDR[$p]} port 7780"
+			printf '%s\n' "$@" | grep -q "^allow $p " || lab_allow "$p"
 		done
-		[ "${1:-}" = -- ] && shift
 		echo "certificate $GSHARE/certs/$g.pem"
 		echo "key $GSHARE/certs/$g-key.pem"
 		echo "ca $GSHARE/certs/ca.pem"
 		echo "state-dir /var/lib/migrd"
+		# under TCG a busy guest may not run migrd for a second or two
 		echo "heartbeat-interval 500"
-		echo "dead-time 2000"
+		echo "dead-time 4000"
+		echo "handshake-timeout 10"
+		# streamd reads its sequence numbers in repair mode, and the
+		# build folder may not be open to "nobody" (a clone in /root):
+		# the lab runs workloads as root unless a test says otherwise
+		# (050 runs them as the default, nobody)
+		printf '%s\n' "$@" | grep -q "^workload-user " || echo "workload-user root"
 		for p in "$@"; do echo "$p"; done
 	} > "$MSHARE/$g.conf"
+}
+
+# lab_allow PEER: the policy lab tests run under: the test programs
+# (the build folder, with migr-inetd and the workloads, and /bin/ for cat
+# and sleep under migr-inetd), the lab's LAN, any MAC (namespaces made
+# without --mac have the kernel's), any name.
+lab_allow() {
+	echo "allow $1 program $B/ /bin/ /usr/bin/"
+	echo "allow $1 address 10.77.0.0/24 fd00:77::/64"
+	echo "allow $1 mac *"
+	echo "allow $1 namespace *"
 }
 
 # migrd_start GUEST [VAR=VALUE...]: start migrd (with those variables in
@@ -75,7 +101,7 @@ migrd_log() { gx "$1" 'cat /run/migrd/migrd.log 2>/dev/null'; }
 migrd_cleanup() {
 	local g
 	for g in "$@"; do
-		gx "$g" "$MIGCTL ns list -j 2>/dev/null | jq -r '.data.namespaces[].name' 2>/dev/null |
+		gx "$g" "$MIGCTL -j ns list 2>/dev/null | jq -r '.data.namespaces[].name' 2>/dev/null |
 			while read -r n; do $MIGCTL ns delete \$n; done" >/dev/null 2>&1
 		migrd_stop "$g" >/dev/null 2>&1
 		# one a failed test lost track of

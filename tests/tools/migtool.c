@@ -1,6 +1,7 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * migtool: one migration, driven by hand, without the daemons: the
- * source and destination halves of common/migsrc.c and common/migdst.c,
+ * source and destination halves of migrd/migration/migsrc.c and migdst.c,
  * talking through files (in the lab, /mnt/lab, which both hosts share).
  * It is how the lab tests check the migration mechanics on their own;
  * migrd drives the same code over its TLS channel.
@@ -31,9 +32,10 @@
 #include <unistd.h>
 
 #include "announce.h"
-#include "freeze.h"
+#include "cgroup.h"
 #include "launch.h"
 #include "log.h"
+#include "sk_engine.h"
 #include "migdst.h"
 #include "migsrc.h"
 #include "nsdump.h"
@@ -43,13 +45,15 @@
 #define WAIT_S		120
 #define LINE_MAX_BYTES	(80u * 1024 * 1024)
 
+/* Records go whole into the file (inline_max 0: nothing split). */
 static int
-emit_line(json_t *rec, void *arg)
+emit_line(json_t *rec, struct sk_state *st, void *arg)
 {
 	FILE *out = arg;
 	char *txt;
 	int rc;
 
+	sk_state_free(st);
 	if (rec == NULL)
 		return -1;
 	txt = json_dumps(rec, JSON_COMPACT);
@@ -113,26 +117,31 @@ source(const char *ns, const char *cg, const char *hostif, const char *out,
 	FILE *f;
 	int rc;
 
-	if (migsrc_check(ns, cg, why, sizeof(why)) < 0) {
+	if (migsrc_check(ns, cg, why, sizeof(why), NULL) < 0) {
 		log_warnx("cannot move %s: %s", ns, why);
 		return 3;
 	}
-	if (migsrc_freeze(&s, ns, cg, TIMEOUT_MS) < 0)
+	if (migsrc_freeze(&s, ns, cg, TIMEOUT_MS, why, sizeof(why)) < 0) {
+		log_warnx("cannot freeze %s: %s", ns, why);
 		return 1;
+	}
 	snprintf(tmp, sizeof(tmp), "%s.tmp", out);
 	f = fopen(tmp, "w");
 	if (f == NULL || migsrc_dump(&s, emit_line, f) < 0 ||
 	    fclose(f) != 0 || rename(tmp, out) < 0) {
 		log_warnx("dump failed: rolling back");
-		migsrc_rollback(&s, TIMEOUT_MS);
+		if (migsrc_rollback(&s, TIMEOUT_MS, why, sizeof(why)) < 0)
+			log_warnx("rollback: %s", why);
 		migsrc_free(&s);
 		return 1;
 	}
 	read_decision(decision, word, sizeof(word));
 	if (strcmp(word, "commit") == 0)
-		rc = migsrc_commit(&s, hostif, TIMEOUT_MS) < 0;
+		rc = migsrc_commit(&s, hostif, TIMEOUT_MS, why, sizeof(why)) < 0;
 	else
-		rc = migsrc_rollback(&s, TIMEOUT_MS) < 0 ? 1 : 0;
+		rc = migsrc_rollback(&s, TIMEOUT_MS, why, sizeof(why)) < 0;
+	if (rc)
+		log_warnx("%s: %s", word, why);
 	printf("decision=%s sockets=%zu accepted=%zu queued_bytes=%llu "
 	    "freeze_ms=%.1f lock_ms=%.1f collect_ms=%.1f dump_ms=%.1f\n",
 	    strcmp(word, "commit") == 0 ? "commit" : "rollback",
@@ -187,42 +196,59 @@ dest(const char *ns, const char *hostif, const char *bridge, const char *cg,
 			}
 		} else {
 			/* the namespace is whole once the first socket comes */
-			if (!built && migdst_build(&d, ns, hostif, nd) < 0) {
+			if (!built && migdst_build(&d, ns, hostif, nd, err,
+			    sizeof(err)) < 0) {
+				log_warnx("build %s: %s", ns, err);
 				sk_record_clear(&rec);
 				goto out;
 			}
 			built = 1;
-			if (migdst_restore(&d, rec.u.sock) < 0) {
+			if (migdst_restore(&d, rec.u.sock, err,
+			    sizeof(err)) < 0) {
+				log_warnx("%s:%d: %s", in, lineno, err);
 				sk_record_clear(&rec);
 				goto out_discard;
 			}
 		}
 		sk_record_clear(&rec);
 	}
-	if (!built && migdst_build(&d, ns, hostif, nd) < 0)
+	if (!built && migdst_build(&d, ns, hostif, nd, err, sizeof(err)) < 0) {
+		log_warnx("build %s: %s", ns, err);
 		goto out;
+	}
 	built = 1;
 	if (discard)
 		goto out_discard;
 	/* a cgroup left behind may still be frozen: the workload must run */
-	if ((mkdir(cg, 0755) < 0 && errno != EEXIST) ||
-	    thaw_cgroup(cg, TIMEOUT_MS) < 0) {
-		log_warn("%s", cg);
+	if (cgroup_create(cg, err, sizeof(err)) < 0 ||
+	    cgroup_thaw(cg, TIMEOUT_MS, err, sizeof(err)) < 0) {
+		log_warnx("%s", err);
 		goto out_discard;
 	}
-	if (migdst_go_live(&d, bridge, &fds, &names, &nfds) < 0)
+	if (migdst_go_live(&d, bridge, &fds, &names, &nfds, err,
+	    sizeof(err)) < 0) {
+		log_warnx("go live: %s", err);
 		goto out_discard;
+	}
 	{
 		struct timespec gap = { 0, MIGDST_REANNOUNCE_MS * 1000000L };
 
 		nanosleep(&gap, NULL);
-		if (announce_addrs(ns, "eth0") < 0)
-			log_warnx("%s: second announcement failed", ns);
+		if (announce_addrs(ns, "eth0", err, sizeof(err)) < 0)
+			log_warnx("%s: second announcement: %s", ns, err);
 	}
-	pid = launch_workload(ns, cg, fds, names, nfds, argv, "/tmp/migtool-workload.log");
+	{
+		struct launch_spec sp = { .ns = ns, .cgroup = cg, .argv = argv,
+		    .logpath = "/tmp/migtool-workload.log", .fds = fds,
+		    .names = names, .nfds = nfds };
+
+		pid = launch_workload(&sp, err, sizeof(err));
+	}
 	migdst_free_fds(fds, names, nfds);
-	if (pid < 0)
+	if (pid < 0) {
+		log_warnx("workload: %s", err);
 		goto out;
+	}
 	printf("live=1 pid=%d sockets=%zu build_ms=%.1f restore_ms=%.1f "
 	    "live_ms=%.1f\n", (int)pid, d.fig.sockets, d.fig.build_ms,
 	    d.fig.restore_ms, d.fig.live_ms);
@@ -248,6 +274,7 @@ main(int argc, char **argv)
 
 	log_procinit("migtool");
 	log_init(LOG_TO_STDERR, 0, 0);
+	sk_set_log(log_msg, NULL);
 	if (argc == 7 && strcmp(argv[1], "source") == 0)
 		return source(argv[2], argv[3], argv[4], argv[5], argv[6]);
 	if (argc >= 9 && strcmp(argv[1], "dest") == 0) {

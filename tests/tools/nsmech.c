@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * nsmech: drive the freeze-window mechanics of libmigr from a shell, for
  * the lab tests.
@@ -22,9 +23,10 @@
 
 #include "announce.h"
 #include "collect.h"
-#include "freeze.h"
+#include "cgroup.h"
 #include "clock.h"
 #include "log.h"
+#include "sk_engine.h"
 #include "nsbuild.h"
 #include "nsdump.h"
 #include "nslock.h"
@@ -32,13 +34,17 @@
 
 #define TIMEOUT_MS 5000
 
+/* why the last library call failed (errbuf.h), printed at exit */
+static char err[512];
+#define E	err, sizeof(err)
+
 static int
 do_collect(const char *cg)
 {
 	struct collect_set set;
 	size_t i, j;
 
-	if (collect_sockets(cg, &set) < 0)
+	if (collect_sockets(cg, &set, E) < 0)
 		return 1;
 	printf("tasks=%zu sockets=%zu\n", set.ntasks, set.nsocks);
 	for (i = 0; i < set.nsocks; i++) {
@@ -66,19 +72,19 @@ do_hold(const char *cg, const char *ns, long ms)
 	double t0 = mono_ms(), frozen, locked, unlocked;
 	int rc = 0;
 
-	if (freeze_cgroup(cg, TIMEOUT_MS) < 0)
+	if (cgroup_freeze(cg, TIMEOUT_MS, E) < 0)
 		return 1;
 	frozen = mono_ms();
-	if (nslock_take(ns) < 0) {
-		thaw_cgroup(cg, TIMEOUT_MS);
+	if (nslock_take(ns, E) < 0) {
+		cgroup_thaw(cg, TIMEOUT_MS, E);
 		return 1;
 	}
 	locked = mono_ms();
 	nanosleep(&nap, NULL);
 	unlocked = mono_ms();
-	if (nslock_release(ns) < 0)
+	if (nslock_release(ns, E) < 0)
 		rc = 1;
-	if (thaw_cgroup(cg, TIMEOUT_MS) < 0)
+	if (cgroup_thaw(cg, TIMEOUT_MS, E) < 0)
 		rc = 1;
 	printf("window_ms=%.1f freeze_ms=%.1f lock_ms=%.1f unlock_thaw_ms=%.1f\n",
 	    mono_ms() - t0, frozen - t0, locked - frozen, mono_ms() - unlocked);
@@ -107,7 +113,7 @@ static int
 do_buildns(const char *ns, const char *hostif, int lock)
 {
 	struct nsdump *d = calloc(1, sizeof(*d));
-	char line[8192], err[256];
+	char line[8192];
 	int rc = 1, lineno = 0;
 
 	if (d == NULL)
@@ -131,10 +137,10 @@ do_buildns(const char *ns, const char *hostif, int lock)
 			log_warnx("stdin:%d: record ignored", lineno);
 		sk_record_clear(&rec);
 	}
-	if (nsbuild_create(ns) < 0)
+	if (nsbuild_create(ns, E) < 0)
 		goto out;
-	if ((lock && nslock_take(ns) < 0) || nsbuild_apply(ns, d, hostif) < 0) {
-		nsbuild_delete(ns, hostif);
+	if ((lock && nslock_take(ns, E) < 0) || nsbuild_apply(ns, d, hostif, E) < 0) {
+		nsbuild_delete(ns, hostif, NULL, 0);
 		goto out;
 	}
 	rc = 0;
@@ -143,28 +149,26 @@ out:
 	return rc;
 }
 
-int
-main(int argc, char **argv)
+static int
+run(int argc, char **argv)
 {
 	const char *cmd = argc > 1 ? argv[1] : "", *arg = argc > 2 ? argv[2] : NULL;
 	int n;
 
-	log_procinit("nsmech");
-	log_init(LOG_TO_STDERR, 0, 0);
 	if (arg == NULL)
 		goto usage;
 	if (strcmp(cmd, "freeze") == 0)
-		return freeze_cgroup(arg, TIMEOUT_MS) < 0;
+		return cgroup_freeze(arg, TIMEOUT_MS, E) < 0;
 	if (strcmp(cmd, "thaw") == 0)
-		return thaw_cgroup(arg, TIMEOUT_MS) < 0;
+		return cgroup_thaw(arg, TIMEOUT_MS, E) < 0;
 	if (strcmp(cmd, "kill") == 0)
-		return kill_cgroup(arg, TIMEOUT_MS) < 0;
+		return cgroup_kill(arg, TIMEOUT_MS, E) < 0;
 	if (strcmp(cmd, "lock") == 0)
-		return nslock_take(arg) < 0;
+		return nslock_take(arg, E) < 0;
 	if (strcmp(cmd, "unlock") == 0)
-		return nslock_release(arg) < 0;
+		return nslock_release(arg, E) < 0;
 	if (strcmp(cmd, "locked") == 0) {
-		n = nslock_held(arg);
+		n = nslock_held(arg, E);
 		if (n >= 0)
 			printf("%s\n", n ? "yes" : "no");
 		return n < 0;
@@ -172,20 +176,20 @@ main(int argc, char **argv)
 	if (strcmp(cmd, "collect") == 0)
 		return do_collect(arg);
 	if (strcmp(cmd, "announce") == 0 && argc == 4) {
-		n = announce_addrs(arg, argv[3]);
+		n = announce_addrs(arg, argv[3], E);
 		if (n >= 0)
 			printf("%d\n", n);
 		return n < 0;
 	}
 	if (strcmp(cmd, "dumpns") == 0)
-		return nsdump_emit(arg, print_record, NULL) < 0;
+		return nsdump_emit(arg, print_record, NULL, E) < 0;
 	if (strcmp(cmd, "buildns") == 0 && (argc == 4 || argc == 5))
 		return do_buildns(arg, argv[3], argc == 5 &&
 		    strcmp(argv[4], "--lock") == 0);
 	if (strcmp(cmd, "attach") == 0 && argc == 4)
-		return nsbuild_attach(arg, argv[3]) < 0;
+		return nsbuild_attach(arg, argv[3], E) < 0;
 	if (strcmp(cmd, "delns") == 0 && argc == 4)
-		return nsbuild_delete(arg, argv[3]) < 0;
+		return nsbuild_delete(arg, argv[3], E) < 0;
 	if (strcmp(cmd, "hold") == 0 && argc == 5)
 		return do_hold(arg, argv[3], strtol(argv[4], NULL, 10));
 usage:
@@ -193,4 +197,14 @@ usage:
 	    "collect CGROUP | announce NS IFNAME | hold CGROUP NS MS |\n"
 	    "       dumpns NS | buildns NS HOSTIF [--lock] | attach HOSTIF BRIDGE | delns NS HOSTIF\n");
 	return 2;
+}
+
+int
+main(int argc, char **argv)
+{
+	int rc = run(argc, argv);
+
+	if (rc != 0 && err[0] != '\0')
+		fprintf(stderr, "nsmech: %s\n", err);
+	return rc;
 }

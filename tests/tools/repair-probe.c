@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * repair-probe: try setsockopt(TCP_REPAIR, 1) on a fresh TCP socket and
  * print "ok" or the errno name.  With --drop-net-admin, first remove

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * skstream: a byte-exact stream workload for the socket engine tests.
  * Each direction carries a pseudo-random pattern (byte i of stream s is

@@ -1,5 +1,6 @@
+/* SPDX-License-Identifier: ISC */
 /*
- * sktool: drive the socket state engine (common/sk_repair.h) from a
+ * sktool: drive the socket state engine (common/engine/sk_engine.h) from a
  * shell, for the lab tests.
  *
  *   sktool check --pid PID --fd N
@@ -33,7 +34,7 @@
 
 #include "log.h"
 #include "sk_json.h"
-#include "sk_repair.h"
+#include "sk_engine.h"
 
 #define SKTOOL_MAX_SOCKS	64
 #define SKTOOL_MAX_LINE		(80u * 1024 * 1024)
@@ -343,6 +344,7 @@ int
 main(int argc, char **argv)
 {
 	log_init(LOG_TO_STDERR, 1, 0);
+	sk_set_log(log_msg, NULL);
 	log_procinit("sktool");
 	if (argc < 2)
 		usage();

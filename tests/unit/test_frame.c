@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Unit tests for common/frame.c: the size cap is checked before any
  * allocation or consumption, bad versions/types/payloads are reported,
  * partial frames consume nothing, and the fd helpers agree. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Unit tests for migrd/listener.c: accepted sockets are CLOEXEC and
  * NONBLOCK, and when descriptors run out (EMFILE) accepting pauses for a
  * second instead of spinning, then resumes by itself. */

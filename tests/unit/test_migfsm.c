@@ -1,10 +1,14 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The migration protocol, model-checked.  Both state machines of
- * common/migfsm.c are wired to a model channel (two FIFOs that lose
+ * migrd/migration/migfsm.c are wired to a model channel (two FIFOs that lose
  * everything when the channel drops), and every reachable combination of
  * states, queued messages and channel status is explored breadth-first
  * under every event: message delivery, channel loss and recovery,
- * timeouts, local failures, daemon restarts, operator cancels.  For each
+ * timeouts, local failures, daemon restarts, operator cancels, and
+ * steps taken while the state file cannot be written (a full disk): a
+ * restart finds what the source last wrote, not what it had in memory.
+ * For each
  * reachable state we check that at most one host has the namespace live,
  * and that healing (channel up, messages delivered, timers fired) ends
  * with exactly one host having it.  Scripted scenarios check the action
@@ -27,11 +31,18 @@
  * sent, so it marks an empty slot. */
 struct world {
 	uint8_t	s, d;		/* states */
+	uint8_t	fs;		/* the source's state file, as last written */
+	uint8_t	fd;		/* the destination's: FD_* */
 	uint8_t	up;		/* channel up */
 	uint8_t	started;	/* the operator said migrate */
 	uint8_t	sd[QMAX], nsd;	/* source -> destination */
 	uint8_t	ds[QMAX], nds;	/* destination -> source */
 };
+
+/* What the destination's file holds of the migration, and a namespace
+ * live there that its restarted migrd does not know of (it answers a
+ * COMMIT with ABORTED: the source rolls back, two live copies). */
+enum { FD_NONE, FD_LIVE, FD_GHOST, FD_N };
 
 static int
 push(uint8_t *q, uint8_t *n, enum mig_event ev)
@@ -87,7 +98,51 @@ feed(struct world *w, enum mig_role role, enum mig_event ev)
 	struct mig_step st = migfsm_step(role, *cur, ev);
 
 	*cur = (uint8_t)st.next;
+	if (role == MIG_SOURCE && (st.actions & MA_PERSIST))
+		w->fs = (uint8_t)st.next;
+	if (role == MIG_DEST && (st.actions & MA_PERSIST) &&
+	    st.next == MD_LIVE)
+		w->fd = FD_LIVE;
 	return apply_sends(w, role, st.actions);
+}
+
+/* What is live on the destination: its machine's state, or a namespace
+ * its migrd forgot. */
+static int
+dest_live(const struct world *w)
+{
+	return migfsm_live(w->d) || w->fd == FD_GHOST;
+}
+
+/* As feed(), while every write of the state file fails: a step into a
+ * vital state is not taken (migfsm_unsaved() instead), others are, and
+ * the file keeps what it had (as mig.c does). */
+static int
+feed_unsaved(struct world *w, enum mig_role role, enum mig_event ev)
+{
+	uint8_t *cur = role == MIG_SOURCE ? &w->s : &w->d;
+	struct mig_step st = migfsm_step(role, *cur, ev);
+
+	if ((st.actions & MA_PERSIST) && migfsm_vital(role, st.next))
+		st = migfsm_unsaved(role, *cur);
+	*cur = (uint8_t)st.next;
+	return apply_sends(w, role, st.actions);
+}
+
+/* The source's daemon restarts: what it finds is its file (mig.c,
+ * recover()); with no migration there, the namespace is where it is
+ * (deleted after DONE, here otherwise). */
+static int
+restart_source(struct world *w)
+{
+	if (w->fs == MS_FROZEN || w->fs == MS_COMMITTING ||
+	    w->fs == MS_IN_DOUBT) {
+		w->s = w->fs;
+		return feed(w, MIG_SOURCE, ME_RESTART);
+	}
+	if (w->s != MS_DONE)
+		w->s = MS_RUNNING;
+	return 0;
 }
 
 static void
@@ -99,7 +154,7 @@ lose_channel(struct world *w)
 	memset(w->ds, 0, sizeof(w->ds));
 }
 
-enum { N_EVENTS = 15 };
+enum { N_EVENTS = 19 };
 
 /* Event k applied to w; 0 if applied, -1 if not enabled here. */
 static int
@@ -143,12 +198,16 @@ event(struct world *w, int k)
 		return feed(w, MIG_DEST, ME_LOCAL_FAIL);
 	case 9:		/* a daemon restart drops its connection too */
 		lose_channel(w);
-		if (feed(w, MIG_SOURCE, ME_RESTART) < 0)
+		if (restart_source(w) < 0)
 			return -1;
 		return feed(w, MIG_DEST, ME_CHANNEL_LOST);
 	case 10:
 		lose_channel(w);
-		if (feed(w, MIG_DEST, ME_RESTART) < 0)
+		if (w->d == MD_LIVE && w->fd != FD_LIVE) {
+			/* live, and never written down */
+			w->d = MD_IDLE;
+			w->fd = FD_GHOST;
+		} else if (feed(w, MIG_DEST, ME_RESTART) < 0)
 			return -1;
 		return feed(w, MIG_SOURCE, ME_CHANNEL_LOST);
 	case 11:
@@ -163,6 +222,19 @@ event(struct world *w, int k)
 		if (!w->up || w->nds == 0 || w->nds == QMAX)
 			return -1;
 		return push(w->ds, &w->nds, w->ds[w->nds - 1]);
+	/* the same, while the taker's state file cannot be written */
+	case 15:
+		if (w->nsd == 0)
+			return -1;
+		return feed_unsaved(w, MIG_DEST, pop(w->sd, &w->nsd));
+	case 16:
+		if (w->nds == 0)
+			return -1;
+		return feed_unsaved(w, MIG_SOURCE, pop(w->ds, &w->nds));
+	case 17:
+		return feed_unsaved(w, MIG_SOURCE, ME_TIMEOUT);
+	case 18:
+		return feed_unsaved(w, MIG_SOURCE, ME_LOCAL_FAIL);
 	}
 	return -1;
 }
@@ -189,8 +261,8 @@ static const enum mig_event ds_kinds[] = {
 };
 #define N_SD	(sizeof(sd_kinds) / sizeof(sd_kinds[0]) + 1)
 #define N_DS	(sizeof(ds_kinds) / sizeof(ds_kinds[0]) + 1)
-#define KEY_MAX	(MIG_NSTATES * MIG_NSTATES * 4 * N_SD * N_SD * N_SD * \
-		 N_DS * N_DS * N_DS)
+#define KEY_MAX	((uint64_t)MIG_NSTATES * MIG_NSTATES * MIG_NSTATES * \
+		 FD_N * 4 * N_SD * N_SD * N_SD * N_DS * N_DS * N_DS)
 
 static uint32_t
 key(const struct world *w)
@@ -199,6 +271,8 @@ key(const struct world *w)
 	int i;
 
 	k = k * MIG_NSTATES + w->d;
+	k = k * MIG_NSTATES + w->fs;
+	k = k * FD_N + w->fd;
 	k = k * 2 + w->up;
 	k = k * 2 + w->started;
 	for (i = 0; i < QMAX; i++)
@@ -252,11 +326,13 @@ describe(const struct world *w, char *buf, size_t len)
 static void
 test_model_check_invariant(void **state)
 {
-	size_t cap = 1 << 20, head = 0, tail = 0, explored = 0;
+	size_t cap = 1 << 22, head = 0, tail = 0, explored = 0;
 	struct world *queue = malloc(cap * sizeof(*queue));
 	uint8_t *seen = calloc(KEY_MAX / 8 + 1, 1);	/* a bit per key */
-	struct world w0 = { MS_RUNNING, MD_IDLE, 1, 0, {0}, 0, {0}, 0 };
+	struct world w0 = { MS_RUNNING, MD_IDLE, MS_RUNNING, FD_NONE, 1, 0,
+	    {0}, 0, {0}, 0 };
 	int live_dest_seen = 0, rolled_back_seen = 0, in_doubt_seen = 0;
+	int stale_file_seen = 0;
 	char desc[160];
 
 	(void)state;
@@ -272,18 +348,26 @@ test_model_check_invariant(void **state)
 		explored++;
 		describe(&cur, desc, sizeof(desc));
 		assert_true(key(&cur) < KEY_MAX);
-		if (migfsm_live(cur.s) && migfsm_live(cur.d))
+		if (migfsm_live(cur.s) && dest_live(&cur))
 			fail_msg("both hosts live: %s", desc);
 		if (heal(&healed) < 0)
 			fail_msg("never settles from: %s", desc);
-		if (migfsm_live(healed.s) + migfsm_live(healed.d) != 1) {
+		if (migfsm_live(healed.s) + dest_live(&healed) != 1) {
 			describe(&healed, desc, sizeof(desc));
 			fail_msg("healing leaves %d live hosts: %s",
-			    migfsm_live(healed.s) + migfsm_live(healed.d), desc);
+			    migfsm_live(healed.s) + dest_live(&healed), desc);
 		}
 		live_dest_seen |= healed.d == MD_LIVE;
 		rolled_back_seen |= cur.started && healed.s == MS_RUNNING;
 		in_doubt_seen |= cur.s == MS_IN_DOUBT;
+		/* memory ahead of the file, as only a failed write leaves it */
+		stale_file_seen |= cur.fs == MS_FROZEN && cur.s == MS_RUNNING;
+		/* never acting on an unwritten decision */
+		if ((cur.s == MS_FROZEN || cur.s == MS_COMMITTING) &&
+		    cur.fs != cur.s)
+			fail_msg("source in %s, its file says %s: %s",
+			    migfsm_state_name(cur.s),
+			    migfsm_state_name(cur.fs), desc);
 
 		for (k = 0; k < N_EVENTS; k++) {
 			struct world next = cur;
@@ -305,6 +389,7 @@ test_model_check_invariant(void **state)
 	assert_true(live_dest_seen);
 	assert_true(rolled_back_seen);
 	assert_true(in_doubt_seen);
+	assert_true(stale_file_seen);
 	free(queue);
 	free(seen);
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Unit tests for common/nsarg.c: what "ns create" and "run" accept. */
 #include <setjmp.h>
 #include <stdarg.h>

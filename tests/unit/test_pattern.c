@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /* Unit tests for the workload's byte pattern and address parsing: the
  * verifier must catch any wrong byte at its exact position, and the
  * pattern must differ by direction, connection and sequence number. */

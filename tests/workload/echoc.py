@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: ISC
 """echoc: line echo client for line-echo services (migr-inetd + /bin/cat).
 
   echoc.py [-n CONNS] [-d SECONDS] [-i INTERVAL] ADDR:PORT [ADDR:PORT]...

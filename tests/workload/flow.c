@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -7,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "flow.h"
 #include "log.h"
 #include "pattern.h"
@@ -24,6 +26,11 @@ struct flow {
 	uint64_t		 rx_bytes;
 	int			 rx_started;
 	int			 wr_closed, rd_closed;
+	double			 pause_from, pause_until;
+	int			 rd_paused;	/* in the pause window */
+	uint64_t		 read_rate;
+	double			 rd_credit;
+	int			 rd_throttled;	/* out of read credit */
 	struct event		*rd, *wr;
 	struct flow_stats	*stats;
 	flow_end_fn		 end;
@@ -33,10 +40,16 @@ struct flow {
 double
 flow_now(void)
 {
+	return mono_ms() / 1e3;
+}
+
+double
+flow_wall(void)
+{
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 static void
@@ -72,10 +85,20 @@ flow_on_read(evutil_socket_t fd, short what, void *arg)
 	struct flow *f = arg;
 	double now = flow_now();
 	ssize_t n;
-	size_t ok;
+	size_t ok, want;
 
 	(void)what;
-	n = recv(fd, buf, sizeof(buf), MSG_PEEK);
+	want = sizeof(buf);
+	if (f->read_rate > 0) {
+		if (f->rd_credit < 1) {
+			event_del(f->rd);
+			f->rd_throttled = 1;
+			return;
+		}
+		if (f->rd_credit < (double)want)
+			want = (size_t)f->rd_credit;
+	}
+	n = recv(fd, buf, want, MSG_PEEK);
 	if (n < 0) {
 		if (errno == EAGAIN || errno == EINTR)
 			return;
@@ -113,6 +136,8 @@ flow_on_read(evutil_socket_t fd, short what, void *arg)
 	f->rx_next += (uint32_t)n;
 	f->rx_bytes += (uint64_t)n;
 	f->stats->rx_bytes += (uint64_t)n;
+	if (f->read_rate > 0)
+		f->rd_credit -= (double)n;
 }
 
 static void
@@ -144,9 +169,40 @@ flow_on_write(evutil_socket_t fd, short what, void *arg)
 		event_add(f->wr, NULL);
 }
 
+/* The pause window and the read credit, at each tick. */
+static void
+flow_tick_read(struct flow *f, double dt)
+{
+	double wall = flow_wall();
+	int paused = f->pause_until > 0 && wall >= f->pause_from &&
+	    wall < f->pause_until;
+
+	if (f->rd_closed)
+		return;
+	if (f->read_rate > 0) {
+		f->rd_credit += (double)f->read_rate * dt;
+		if (f->rd_credit > (double)f->read_rate)
+			f->rd_credit = (double)f->read_rate;
+	}
+	if (paused && !f->rd_paused) {
+		f->rd_paused = 1;
+		event_del(f->rd);
+	} else if (!paused && f->rd_paused) {
+		/* the pause was the reader's: not a stall of the stream */
+		f->rd_paused = 0;
+		f->last_rx = flow_now();
+		event_add(f->rd, NULL);
+	}
+	if (!f->rd_paused && f->rd_throttled && f->rd_credit >= 1) {
+		f->rd_throttled = 0;
+		event_add(f->rd, NULL);
+	}
+}
+
 void
 flow_tick(struct flow *f, double dt)
 {
+	flow_tick_read(f, dt);
 	if (f->rate == 0 || f->wr_closed)
 		return;
 	f->credit += f->rate * dt;
@@ -282,4 +338,55 @@ uint64_t
 flow_rx_bytes(const struct flow *f)
 {
 	return f->rx_bytes;
+}
+
+void
+flow_set_pause(struct flow *f, double from, double until)
+{
+	f->pause_from = from;
+	f->pause_until = until;
+}
+
+void
+flow_set_read_rate(struct flow *f, uint64_t rate)
+{
+	f->read_rate = rate;
+	f->rd_credit = 0;
+}
+
+uint64_t
+flow_write_now(struct flow *f, uint64_t n)
+{
+	static uint8_t buf[FLOW_BUF];
+	uint64_t done = 0;
+	size_t len;
+	ssize_t w;
+
+	while (done < n && !f->wr_closed) {
+		len = n - done < sizeof(buf) ? (size_t)(n - done) : sizeof(buf);
+		pattern_fill(f->key, f->tx_dir, f->tx_next, buf, len);
+		w = send(f->fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (w <= 0)
+			break;
+		f->tx_next += (uint32_t)w;
+		f->stats->tx_bytes += (uint64_t)w;
+		done += (uint64_t)w;
+	}
+	return done;
+}
+
+int
+flow_set_bufs(int fd, int bytes)
+{
+	int rc = 0;
+
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &bytes,
+	    sizeof(bytes)) < 0 &&
+	    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof(bytes)) < 0)
+		rc = -1;
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &bytes,
+	    sizeof(bytes)) < 0 &&
+	    setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bytes, sizeof(bytes)) < 0)
+		rc = -1;
+	return rc;
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * One verified TCP flow of the test workload: writes the pattern at a
  * bounded rate and checks every byte it reads against the pattern (see
@@ -53,5 +54,20 @@ int	flow_write_closed(const struct flow *);
 int	flow_read_closed(const struct flow *);
 uint64_t flow_rx_bytes(const struct flow *);
 double	flow_now(void);
+/* Seconds since the epoch: the clock a pause is set in, so that a
+ * service restarted elsewhere and its client agree on it. */
+double	flow_wall(void);
+
+/*
+ * A reader that stalls: no read between the two instants (flow_wall()
+ * seconds), while writing goes on; the wait does not count as a stall.
+ */
+void	flow_set_pause(struct flow *, double from, double until);
+/* Read at most rate bytes/s (0: as fast as they come). */
+void	flow_set_read_rate(struct flow *, uint64_t rate);
+/* Write up to n bytes of the pattern now, past the rate; how many. */
+uint64_t flow_write_now(struct flow *, uint64_t n);
+/* Both buffers of fd to bytes (forced when allowed): 0 or -1. */
+int	flow_set_bufs(int fd, int bytes);
 
 #endif

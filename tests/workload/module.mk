@@ -1,19 +1,19 @@
+# SPDX-License-Identifier: ISC
 # tests/workload: the test service (streamd) and client (streamc), both
-# built on the sequence-keyed byte pattern of pattern.h.
+# built on the sequence-keyed byte pattern of pattern.h.  They use the
+# base layer only.
 WORKLOAD_LIB  := $(BUILD)/tests/workload/libworkload.a
 WORKLOAD_OBJS := $(addprefix $(BUILD)/tests/workload/,pattern.o flow.o)
 WORKLOAD_BINS := $(BUILD)/tests/workload/streamd $(BUILD)/tests/workload/streamc
 TESTS         += $(WORKLOAD_BINS)
 
+$(WORKLOAD_OBJS) $(WORKLOAD_BINS:%=%.o): INC := -Itests/workload $(INC_BASE)
+
 $(WORKLOAD_LIB): $(WORKLOAD_OBJS)
 	rm -f $@ && $(AR) rcs $@ $^
 
-$(BUILD)/tests/workload/streamd: $(BUILD)/tests/workload/streamd.o $(WORKLOAD_LIB) $(LIBMIGR)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+$(WORKLOAD_BINS): %: %.o $(WORKLOAD_LIB) $(LIBBASE)
+	$(CC) $(LDFLAGS) -o $@ $^ $(PK_EVENT) $(PK_BASE)
 
-$(BUILD)/tests/workload/streamc: $(BUILD)/tests/workload/streamc.o $(WORKLOAD_LIB) $(LIBMIGR)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
-
-$(BUILD)/tests/unit/test_pattern: $(BUILD)/tests/unit/test_pattern.o $(WORKLOAD_LIB) $(LIBMIGR)
-	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(LDLIBS)
-$(BUILD)/tests/unit/test_pattern.o: CFLAGS += -Itests/workload
+$(BUILD)/tests/unit/test_pattern: $(BUILD)/tests/unit/test_pattern.o $(WORKLOAD_LIB) $(LIBMIGRD) $(LIBS_ALL)
+	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(PK_MIGRD)

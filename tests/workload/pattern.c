@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * The byte pattern of the test workload (streamd, streamc).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * streamc: the test client.  Keeps -n connections to the service busy in
  * both directions (-r bytes/s each way per connection), checks every byte
@@ -17,7 +18,17 @@
  *   halfclose=S   shut our side after S seconds; the service must go on
  *                 writing, then close (FIN_WAIT2 here, CLOSE_WAIT there)
  *   peershut      the service shuts its side first (pair with shut=S);
- *                 we go on writing 1 s after its FIN, then close  It runs -d seconds (0: until SIGTERM/SIGINT);
+ *                 we go on writing 1 s after its FIN, then close
+ *   pause=A:B     read nothing between the instants A and B (seconds
+ *                 since the epoch), writing on: a slow reader whose
+ *                 queues fill (pair with the service's pause=A:B)
+ *   buf=N         send and receive buffers of N bytes (forced when root)
+ *   readrate=R    read at most R bytes/s
+ *   reply         the service writes its reply and closes (reply=N):
+ *                 nothing is written, the reply's end of file is
+ *                 expected
+ *
+ * It runs -d seconds (0: until SIGTERM/SIGINT);
  * SIGUSR1 writes an interim report.  The report is one line of key=value
  * pairs, then verdict=PASS or verdict=FAIL; the exit status is 0 on PASS.
  * PASS means: every connection opened, none read a wrong byte, none was
@@ -39,13 +50,24 @@
 
 #define MAX_TARGETS	16
 #define MAX_FLOWS	4096
-#define PROBE_TIMEOUT	30.0
+/*
+ * How long a probe may take to be served.  While a move holds new
+ * connections back (its gate, orphan wait and downtime: in the TCG lab
+ * up to 15 s with tens of MiB queued) the probe's SYNs are dropped and
+ * retransmitted after 1, 3, 7, 15 and 31 s; 63 s covers a hold of up to
+ * 31 s.  A client of the kernel's default patience (tcp_syn_retries 6)
+ * waits 127 s.
+ */
+#define PROBE_TIMEOUT	63.0
 
 struct target {
 	struct sockaddr_storage	ss;
 	socklen_t		len;
-	int			idle, peershut;
+	int			idle, peershut, reply;
 	double			halfclose;	/* 0: never */
+	double			pause_from, pause_until;
+	int			buf;
+	uint64_t		readrate;
 };
 
 struct cflow {
@@ -103,7 +125,9 @@ on_flow_end(struct flow *f, enum flow_end why, void *arg)
 	if (why == FLOW_EOF) {
 		struct cflow *cf = &flows[i];
 
-		if (cf->t->halfclose > 0 && flow_write_closed(f)) {
+		if (cf->t->reply) {
+			closes_ok++;		/* the reply ends with its FIN */
+		} else if (cf->t->halfclose > 0 && flow_write_closed(f)) {
 			closes_ok++;		/* it closed after our FIN */
 		} else if (cf->t->peershut && !flow_write_closed(f)) {
 			closes_ok++;		/* its FIN came first, as planned */
@@ -182,13 +206,19 @@ on_connected(evutil_socket_t fd, short what, void *arg)
 
 		memset(cf, 0, sizeof(*cf));
 		cf->t = pd->t;
-		cf->f = flow_new(base, fd, 0, pd->t->idle ? 0 : rate, &stats,
+		cf->f = flow_new(base, fd, 0, pd->t->idle || pd->t->reply ?
+		    0 : rate, &stats,
 		    on_flow_end, NULL);
 		if (cf->f == NULL) {
 			connect_failures++;
 		} else {
 			if (pd->t->halfclose > 0)
 				cf->shut_at = flow_now() + pd->t->halfclose;
+			if (pd->t->pause_until > 0)
+				flow_set_pause(cf->f, pd->t->pause_from,
+				    pd->t->pause_until);
+			if (pd->t->readrate > 0)
+				flow_set_read_rate(cf->f, pd->t->readrate);
 			nflows++;
 		}
 	} else {
@@ -230,6 +260,9 @@ start_connect(int probe)
 		log_warn("socket");
 		goto out_fail;
 	}
+	/* before connect, so the window scale leaves room for them */
+	if (t->buf > 0 && !probe && flow_set_bufs(fd, t->buf) < 0)
+		log_warn("buf=%d", t->buf);
 	if (connect(fd, (struct sockaddr *)&t->ss, t->len) < 0 &&
 	    errno != EINPROGRESS) {
 		log_warn("connect");
@@ -269,8 +302,8 @@ write_report(void)
 			stall_end = flow_now();
 		}
 		/* a close its mode expects that has not happened yet */
-		if ((flows[i].t->halfclose > 0 || flows[i].t->peershut) &&
-		    flows[i].close_at == 0)
+		if ((flows[i].t->halfclose > 0 || flows[i].t->peershut ||
+		    flows[i].t->reply) && flows[i].close_at == 0)
 			pending++;
 	}
 	pass = stats.mismatches == 0 && stats.resets == 0 &&
@@ -345,7 +378,8 @@ on_probe_timer(evutil_socket_t fd, short what, void *arg)
 	start_connect(1);
 }
 
-/* "ADDR:PORT[,idle][,halfclose=S][,peershut]" */
+/* "ADDR:PORT[,idle][,halfclose=S][,peershut][,pause=A:B][,buf=N]
+ * [,readrate=R][,reply]" */
 static int
 parse_target(char *spec, struct target *t)
 {
@@ -358,6 +392,27 @@ parse_target(char *spec, struct target *t)
 			t->idle = 1;
 		} else if (strcmp(opt, "peershut") == 0) {
 			t->peershut = 1;
+		} else if (strcmp(opt, "reply") == 0) {
+			t->reply = 1;
+		} else if (strncmp(opt, "pause=", 6) == 0) {
+			t->pause_from = strtod(opt + 6, &end);
+			if (*end != ':' || (t->pause_until = strtod(end + 1,
+			    &end), *end != '\0')) {
+				log_warnx("bad value in '%s'", opt);
+				return -1;
+			}
+		} else if (strncmp(opt, "buf=", 4) == 0) {
+			t->buf = (int)strtol(opt + 4, &end, 10);
+			if (*end != '\0' || t->buf <= 0) {
+				log_warnx("bad value in '%s'", opt);
+				return -1;
+			}
+		} else if (strncmp(opt, "readrate=", 9) == 0) {
+			t->readrate = strtoull(opt + 9, &end, 10);
+			if (*end != '\0') {
+				log_warnx("bad value in '%s'", opt);
+				return -1;
+			}
 		} else if (strncmp(opt, "halfclose=", 10) == 0) {
 			t->halfclose = strtod(opt + 10, &end);
 			if (*end != '\0' || t->halfclose <= 0) {
@@ -457,7 +512,8 @@ main(int argc, char **argv)
 	event_base_dispatch(base);
 	return write_report() ? 0 : 1;
 usage:
-	fprintf(stderr, "usage: streamc -c ADDR:PORT[,idle|,halfclose=S|,peershut]... [-n CONNS] "
+	fprintf(stderr, "usage: streamc -c ADDR:PORT[,idle|,halfclose=S|,peershut|,reply]"
+	    "[,pause=A:B][,buf=N][,readrate=R]... [-n CONNS] "
 	    "[-r RATE] [-d SECONDS] [-p PROBE_MS] [-o REPORT]\n");
 	return 2;
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: ISC */
 /*
  * streamd: the test service.  Serves verified streams (pattern.h) on
  * every connection: writes the pattern at a set rate and checks each byte
@@ -15,6 +16,12 @@
  *              then close (default 2)
  *   shut=S     shut our own side S seconds after accepting (or adopting),
  *              and go on reading until the client closes
+ *   pause=A:B  read nothing between the instants A and B (seconds since
+ *              the epoch, so a restarted streamd keeps the window), while
+ *              writing on: a service that stalls, its queues filling
+ *   buf=N      send and receive buffers of N bytes (forced when root)
+ *   reply=N    write N bytes at once when a connection comes, then close
+ *              it: the kernel delivers them from an orphan
  * A -l whose port an adopted listener already has configures that one
  * instead of binding again, so a restarted streamd takes the same command
  * line as the original.
@@ -44,6 +51,9 @@ struct mode {
 	uint64_t	rate;
 	double		linger;
 	double		shut;		/* 0: never */
+	double		pause_from, pause_until;	/* 0: no pause */
+	int		buf;		/* 0: the kernel's */
+	uint64_t	reply;		/* 0: a stream, not a reply */
 };
 
 struct listener {
@@ -66,7 +76,7 @@ static int			 nflows;
 static struct listener		 listeners[MAX_LISTENERS];
 static int			 nlisteners;
 static struct flow_stats	 stats;
-static struct mode		 default_mode = { 8192, 2.0, 0 };
+static struct mode		 default_mode = { 8192, 2.0, 0, 0, 0, 0, 0 };
 static uint64_t			 accepted, adopted, closed;
 static const char		*statsfile;
 
@@ -144,6 +154,17 @@ add_flow(int fd)
 		return;
 	if (sf->mode.shut > 0)
 		sf->shut_at = flow_now() + sf->mode.shut;
+	if (sf->mode.pause_until > 0)
+		flow_set_pause(sf->f, sf->mode.pause_from, sf->mode.pause_until);
+	if (sf->mode.reply > 0) {
+		uint64_t n = flow_write_now(sf->f, sf->mode.reply);
+
+		if (n < sf->mode.reply)
+			log_warnx("reply: %llu of %llu bytes fit",
+			    (unsigned long long)n,
+			    (unsigned long long)sf->mode.reply);
+		sf->close_at = flow_now();	/* closed at the next tick */
+	}
 	nflows++;
 }
 
@@ -182,7 +203,7 @@ serve_listener(int fd)
 	return l;
 }
 
-/* "ADDR:PORT[,rate=R][,linger=S][,shut=S]" */
+/* "ADDR:PORT[,rate=R][,linger=S][,shut=S][,pause=A:B][,buf=N][,reply=N]" */
 static void
 listen_on(char *spec)
 {
@@ -201,6 +222,15 @@ listen_on(char *spec)
 			m.linger = strtod(opt + 7, &end);
 		else if (strncmp(opt, "shut=", 5) == 0)
 			m.shut = strtod(opt + 5, &end);
+		else if (strncmp(opt, "pause=", 6) == 0) {
+			m.pause_from = strtod(opt + 6, &end);
+			if (*end != ':')
+				fatalx("bad value in '%s'", opt);
+			m.pause_until = strtod(end + 1, &end);
+		} else if (strncmp(opt, "buf=", 4) == 0)
+			m.buf = (int)strtol(opt + 4, &end, 10);
+		else if (strncmp(opt, "reply=", 6) == 0)
+			m.reply = strtoull(opt + 6, &end, 10);
 		else
 			fatalx("unknown listener option '%s'", opt);
 		if (*end != '\0')
@@ -215,6 +245,9 @@ listen_on(char *spec)
 		if (fd < 0)
 			fatal("socket");
 		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		/* accepted connections inherit the listener's buffers */
+		if (m.buf > 0 && flow_set_bufs(fd, m.buf) < 0)
+			log_warn("buf=%d", m.buf);
 		if (ss.ss_family == AF_INET6)
 			setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
 		if (bind(fd, (struct sockaddr *)&ss, len) < 0 ||
@@ -344,7 +377,8 @@ main(int argc, char **argv)
 			statsfile = optarg;
 			break;
 		default:
-			fprintf(stderr, "usage: streamd -l ADDR:PORT[,rate=R][,linger=S][,shut=S]... "
+			fprintf(stderr, "usage: streamd -l ADDR:PORT[,rate=R]"
+			    "[,linger=S][,shut=S][,pause=A:B][,buf=N][,reply=N]... "
 			    "[-r RATE] [-s STATSFILE]\n");
 			return 2;
 		}

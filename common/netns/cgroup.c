@@ -1,0 +1,256 @@
+/* SPDX-License-Identifier: ISC */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/magic.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "clock.h"
+#include "errbuf.h"
+
+static int
+write_knob(const char *cgpath, const char *knob, const char *val, char *err,
+    size_t errlen)
+{
+	char path[PATH_MAX];
+	int fd;
+	ssize_t n;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", cgpath, knob) >=
+	    sizeof(path)) {
+		errbuf(err, errlen, "%s: path too long", cgpath);
+		return -1;
+	}
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0) {
+		errbuf_errno(err, errlen, "%s", path);
+		return -1;
+	}
+	n = write(fd, val, strlen(val));
+	if (n < 0)
+		errbuf_errno(err, errlen, "write %s to %s", val, path);
+	close(fd);
+	return n < 0 ? -1 : 0;
+}
+
+/* Parse KEY's value out of an open cgroup.events. */
+static int
+events_value(int fd, const char *key)
+{
+	char buf[512], *line, *save = NULL;
+	size_t klen = strlen(key);
+	ssize_t n;
+
+	n = pread(fd, buf, sizeof(buf) - 1, 0);
+	if (n < 0)
+		return -1;
+	buf[n] = '\0';
+	for (line = strtok_r(buf, "\n", &save); line != NULL;
+	    line = strtok_r(NULL, "\n", &save)) {
+		if (strncmp(line, key, klen) == 0 && line[klen] == ' ')
+			return atoi(line + klen + 1);
+	}
+	return -1;
+}
+
+static int
+open_events(const char *cgpath, char *err, size_t errlen)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/cgroup.events", cgpath) >=
+	    sizeof(path)) {
+		errbuf(err, errlen, "%s: path too long", cgpath);
+		return -1;
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		errbuf_errno(err, errlen, "%s", path);
+	return fd;
+}
+
+int
+cgroup_event(const char *cgpath, const char *key)
+{
+	int fd = open_events(cgpath, NULL, 0), v;
+
+	if (fd < 0)
+		return -1;
+	v = events_value(fd, key);
+	close(fd);
+	return v;
+}
+
+/* Wait until cgroup.events shows KEY == want; kernfs signals each change
+ * of the file with POLLPRI. */
+static int
+wait_event(const char *cgpath, const char *key, int want, int timeout_ms,
+    char *err, size_t errlen)
+{
+	double t0 = mono_ms();
+	struct pollfd p;
+	int fd, v, rc = -1;
+
+	fd = open_events(cgpath, err, errlen);
+	if (fd < 0)
+		return -1;
+	for (;;) {
+		long left;
+
+		v = events_value(fd, key);
+		if (v == want) {
+			rc = 0;
+			break;
+		}
+		left = timeout_ms - (long)(mono_ms() - t0);
+		if (left <= 0) {
+			errbuf(err, errlen, "%s: '%s' still %d after %d ms",
+			    cgpath, key, v, timeout_ms);
+			break;
+		}
+		p.fd = fd;
+		p.events = POLLPRI;
+		/* wake up now and then too: a change may slip between the
+		 * read and the poll */
+		if (poll(&p, 1, left < 50 ? (int)left : 50) < 0 &&
+		    errno != EINTR) {
+			errbuf_errno(err, errlen, "poll %s/cgroup.events",
+			    cgpath);
+			break;
+		}
+	}
+	close(fd);
+	return rc;
+}
+
+int
+cgroup_freeze(const char *cgpath, int timeout_ms, char *err, size_t errlen)
+{
+	if (write_knob(cgpath, "cgroup.freeze", "1", err, errlen) < 0)
+		return -1;
+	return wait_event(cgpath, "frozen", 1, timeout_ms, err, errlen);
+}
+
+int
+cgroup_thaw(const char *cgpath, int timeout_ms, char *err, size_t errlen)
+{
+	if (write_knob(cgpath, "cgroup.freeze", "0", err, errlen) < 0)
+		return -1;
+	return wait_event(cgpath, "frozen", 0, timeout_ms, err, errlen);
+}
+
+int
+cgroup_kill(const char *cgpath, int timeout_ms, char *err, size_t errlen)
+{
+	if (write_knob(cgpath, "cgroup.kill", "1", err, errlen) < 0)
+		return -1;
+	return wait_event(cgpath, "populated", 0, timeout_ms, err, errlen);
+}
+
+int
+cgroup_is_v2(const char *dir, char *err, size_t errlen)
+{
+	struct statfs sf;
+
+	if (statfs(dir, &sf) < 0) {
+		errbuf_errno(err, errlen, "%s", dir);
+		return -1;
+	}
+	if (sf.f_type != CGROUP2_SUPER_MAGIC) {
+		errbuf(err, errlen, "%s is not on a cgroup v2 mount", dir);
+		return -1;
+	}
+	return 0;
+}
+
+int
+cgroup_create(const char *cgpath, char *err, size_t errlen)
+{
+	if (mkdir(cgpath, 0755) < 0 && errno != EEXIST) {
+		errbuf_errno(err, errlen, "mkdir %s", cgpath);
+		return -1;
+	}
+	return 0;
+}
+
+int
+cgroup_remove(const char *cgpath, int timeout_ms, char *err, size_t errlen)
+{
+	if (access(cgpath, F_OK) < 0)
+		return 0;
+	/* a frozen cgroup's tasks die too: SIGKILL wakes them */
+	if (cgroup_event(cgpath, "populated") != 0 &&
+	    cgroup_kill(cgpath, timeout_ms, err, errlen) < 0)
+		return -1;
+	if (rmdir(cgpath) < 0 && errno != ENOENT) {
+		errbuf_errno(err, errlen, "rmdir %s", cgpath);
+		return -1;
+	}
+	return 0;
+}
+
+int
+cgroup_enter(const char *cgpath, pid_t pid, char *err, size_t errlen)
+{
+	char num[32];
+
+	snprintf(num, sizeof(num), "%ld", (long)pid);
+	return write_knob(cgpath, "cgroup.procs", num, err, errlen);
+}
+
+int
+cgroup_procs(const char *cgpath, pid_t **pids, size_t *n, size_t max,
+    char *err, size_t errlen)
+{
+	char path[PATH_MAX];
+	pid_t *list = NULL;
+	size_t count = 0;
+	FILE *f;
+	long pid;
+
+	*pids = NULL;
+	*n = 0;
+	if ((size_t)snprintf(path, sizeof(path), "%s/cgroup.procs", cgpath) >=
+	    sizeof(path)) {
+		errbuf(err, errlen, "%s: path too long", cgpath);
+		return -1;
+	}
+	f = fopen(path, "re");
+	if (f == NULL) {
+		errbuf_errno(err, errlen, "%s", path);
+		return -1;
+	}
+	while (fscanf(f, "%ld", &pid) == 1) {
+		pid_t *nl;
+
+		if (count == max) {
+			errbuf(err, errlen, "%s: more than %zu tasks", cgpath,
+			    max);
+			goto out_fail;
+		}
+		nl = realloc(list, (count + 1) * sizeof(*list));
+		if (nl == NULL) {
+			errbuf_errno(err, errlen, "%s: realloc", cgpath);
+			goto out_fail;
+		}
+		list = nl;
+		list[count++] = (pid_t)pid;
+	}
+	fclose(f);
+	*pids = list;
+	*n = count;
+	return 0;
+out_fail:
+	fclose(f);
+	free(list);
+	return -1;
+}

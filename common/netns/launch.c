@@ -1,0 +1,326 @@
+/* SPDX-License-Identifier: ISC */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <linux/capability.h>
+#include <linux/close_range.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "errbuf.h"
+#include "launch.h"
+#include "netns.h"
+
+/* What the child reports through the status pipe when it gives up. */
+struct launch_status {
+	int	step;
+	int	err;
+};
+
+static const char *const steps[] = {
+	"join cgroup", "enter netns", "open log", "place sockets",
+	"environment", "close inherited fds", "exec", "hide paths",
+	"drop privileges", "check the program"
+};
+enum { ST_HIDE = 7, ST_PRIVS = 8, ST_CHECK = 9 };
+#define ST_READY	(-1)	/* ready for exec, waiting for the go */
+#define NSTEPS	(int)(sizeof(steps) / sizeof(steps[0]))
+
+static __attribute__((noreturn)) void
+child_fail(int wfd, int step)
+{
+	struct launch_status ls = { step, errno };
+
+	if (write(wfd, &ls, sizeof(ls)) < 0)
+		_exit(126);
+	_exit(127);
+}
+
+/* LISTEN_FDNAMES: the names joined by ':'. */
+static char *
+join_names(char *const *names, size_t n)
+{
+	size_t i, len = 1;
+	char *s;
+
+	for (i = 0; i < n; i++)
+		len += strlen(names[i]) + 1;
+	if ((s = calloc(1, len)) == NULL)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		if (i)
+			strcat(s, ":");
+		strcat(s, names[i]);
+	}
+	return s;
+}
+
+/* A mount namespace of its own, the paths of hide covered in it. */
+static int
+hide_paths(const char *const *hide)
+{
+	struct stat st;
+	size_t i;
+
+	if (hide == NULL || hide[0] == NULL)
+		return 0;
+	if (unshare(CLONE_NEWNS) < 0 ||
+	    mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
+		return -1;
+	for (i = 0; hide[i] != NULL; i++) {
+		if (stat(hide[i], &st) < 0) {
+			if (errno == ENOENT)
+				continue;
+			return -1;
+		}
+		if (S_ISDIR(st.st_mode)) {
+			if (mount("migr-hidden", hide[i], "tmpfs", MS_RDONLY |
+			    MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,mode=0")
+			    < 0)
+				return -1;
+		} else if (mount("/dev/null", hide[i], NULL, MS_BIND, NULL) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * uid, gid and nothing more: permitted, effective, inheritable and
+ * ambient sets all caps (kept across setuid by PR_SET_KEEPCAPS), then
+ * no_new_privs.  uid 0 keeps what it has.
+ */
+static int
+drop_privileges(const struct launch_spec *sp)
+{
+	struct __user_cap_header_struct hdr = {
+		.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0
+	};
+	struct __user_cap_data_struct data[2];
+	unsigned v;
+
+	if (sp->uid != 0) {
+		if (setgroups(1, &sp->gid) < 0 ||
+		    prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0 ||
+		    setresgid(sp->gid, sp->gid, sp->gid) < 0 ||
+		    setresuid(sp->uid, sp->uid, sp->uid) < 0)
+			return -1;
+		memset(data, 0, sizeof(data));
+		data[0].permitted = data[0].effective = data[0].inheritable =
+		    (uint32_t)sp->caps;
+		data[1].permitted = data[1].effective = data[1].inheritable =
+		    (uint32_t)(sp->caps >> 32);
+		if (syscall(SYS_capset, &hdr, data) < 0)
+			return -1;
+		for (v = 0; v < 64; v++)
+			if ((sp->caps & (1ULL << v)) &&
+			    prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, v, 0,
+			    0) < 0)
+				return -1;
+	}
+	return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+}
+
+static __attribute__((noreturn)) void
+child(const struct launch_spec *sp, int wfd, int gofd)
+{
+	struct launch_status ready = { ST_READY, 0 };
+	char go;
+	char num[32], *fdnames;
+	sigset_t none;
+	size_t i;
+	int fd, nsfd, base;
+
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	signal(SIGPIPE, SIG_DFL);
+	setsid();
+	/* the cgroup first, so nothing the child does escapes it */
+	if (cgroup_enter(sp->cgroup, 0, NULL, 0) < 0)
+		child_fail(wfd, 0);
+	if ((nsfd = netns_open(sp->ns, NULL, 0)) < 0 ||
+	    setns(nsfd, CLONE_NEWNET) < 0)
+		child_fail(wfd, 1);
+	close(nsfd);
+	fd = open(sp->logpath ? sp->logpath : "/dev/null",
+	    O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
+	if (fd < 0)
+		child_fail(wfd, 2);
+	if (hide_paths(sp->hide) < 0)
+		child_fail(wfd, ST_HIDE);
+	/* the sockets and the status pipe out of the way of 0..3+nfds,
+	 * then the sockets into place */
+	base = 3 + (int)sp->nfds + 16;
+	if ((wfd = fcntl(wfd, F_DUPFD_CLOEXEC, base + (int)sp->nfds)) < 0 ||
+	    (gofd = fcntl(gofd, F_DUPFD_CLOEXEC, wfd + 1)) < 0)
+		_exit(126);
+	for (i = 0; i < sp->nfds; i++)
+		if (fcntl(sp->fds[i], F_DUPFD_CLOEXEC, base + (int)i) !=
+		    base + (int)i)
+			child_fail(wfd, 3);
+	if (dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
+		child_fail(wfd, 2);
+	close(fd);
+	if ((fd = open("/dev/null", O_RDONLY)) < 0 || dup2(fd, 0) < 0)
+		child_fail(wfd, 2);
+	for (i = 0; i < sp->nfds; i++)
+		if (dup2(base + (int)i, 3 + (int)i) < 0)  /* clears CLOEXEC */
+			child_fail(wfd, 3);
+	if (sp->nfds > 0) {
+		if ((fdnames = join_names(sp->names, sp->nfds)) == NULL)
+			child_fail(wfd, 4);
+		snprintf(num, sizeof(num), "%ld", (long)getpid());
+		setenv("LISTEN_PID", num, 1);
+		snprintf(num, sizeof(num), "%zu", sp->nfds);
+		setenv("LISTEN_FDS", num, 1);
+		setenv("LISTEN_FDNAMES", fdnames, 1);
+	} else {
+		unsetenv("LISTEN_PID");
+		unsetenv("LISTEN_FDS");
+		unsetenv("LISTEN_FDNAMES");
+	}
+	/* nothing else of the caller's leaks into the workload (its peer
+	 * sessions would be collected with it at the next migration) */
+	if (close_range(3 + (unsigned)sp->nfds, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
+		child_fail(wfd, 5);
+	if (drop_privileges(sp) < 0)
+		child_fail(wfd, ST_PRIVS);
+	/* as the user it runs as: the program and every folder above it */
+	if (access(sp->argv[0], X_OK) < 0)
+		child_fail(wfd, ST_CHECK);
+	if (write(wfd, &ready, sizeof(ready)) != (ssize_t)sizeof(ready))
+		_exit(126);
+	if (read(gofd, &go, 1) != 1)
+		_exit(0);		/* cancelled */
+	execv(sp->argv[0], sp->argv);
+	child_fail(wfd, 6);
+}
+
+/* A status from the child: 0 for want, or -1 and err (the child is
+ * reaped then). */
+static int
+child_status(pid_t pid, int fd, int want, char *err, size_t errlen)
+{
+	struct launch_status ls;
+	int status;
+	ssize_t n;
+
+	do
+		n = read(fd, &ls, sizeof(ls));
+	while (n < 0 && errno == EINTR);
+	if (want == 0 && n == 0)
+		return 0;		/* the pipe closed at exec */
+	if (n == (ssize_t)sizeof(ls) && ls.step == want)
+		return 0;
+	if (n == (ssize_t)sizeof(ls) && ls.step >= 0 && ls.step < NSTEPS)
+		errbuf(err, errlen, "%s: %s", steps[ls.step], strerror(ls.err));
+	else
+		errbuf(err, errlen, "the workload failed to start");
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	return -1;
+}
+
+int
+launch_prepare(const struct launch_spec *sp, struct launch_pending *lp,
+    char *err, size_t errlen)
+{
+	int st[2], go[2];
+	pid_t pid;
+
+	lp->pid = -1;
+	lp->go = lp->status = -1;
+	if (sp->nfds > LAUNCH_MAX_FDS || sp->argv == NULL ||
+	    sp->argv[0] == NULL || sp->argv[0][0] != '/') {
+		errbuf(err, errlen, "no program, not an absolute path, or "
+		    "more than %d sockets", LAUNCH_MAX_FDS);
+		return -1;
+	}
+	if (pipe2(st, O_CLOEXEC) < 0) {
+		errbuf_errno(err, errlen, "pipe");
+		return -1;
+	}
+	if (pipe2(go, O_CLOEXEC) < 0) {
+		errbuf_errno(err, errlen, "pipe");
+		close(st[0]);
+		close(st[1]);
+		return -1;
+	}
+	if ((pid = fork()) < 0) {
+		errbuf_errno(err, errlen, "fork");
+		close(st[0]);
+		close(st[1]);
+		close(go[0]);
+		close(go[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		close(st[0]);
+		close(go[1]);
+		child(sp, st[1], go[0]);
+	}
+	close(st[1]);
+	close(go[0]);
+	if (child_status(pid, st[0], ST_READY, err, errlen) < 0) {
+		close(st[0]);
+		close(go[1]);
+		return -1;
+	}
+	lp->pid = pid;
+	lp->go = go[1];
+	lp->status = st[0];
+	return 0;
+}
+
+pid_t
+launch_go(struct launch_pending *lp, char *err, size_t errlen)
+{
+	pid_t pid = lp->pid;
+	int rc;
+
+	if (write(lp->go, "g", 1) != 1) {
+		errbuf_errno(err, errlen, "the workload is gone");
+		rc = -1;
+	} else
+		rc = child_status(pid, lp->status, 0, err, errlen);
+	close(lp->go);
+	close(lp->status);
+	lp->pid = -1;
+	lp->go = lp->status = -1;
+	return rc < 0 ? -1 : pid;
+}
+
+void
+launch_cancel(struct launch_pending *lp)
+{
+	int status;
+
+	if (lp->pid <= 0)
+		return;
+	close(lp->go);		/* the child exits */
+	close(lp->status);
+	while (waitpid(lp->pid, &status, 0) < 0 && errno == EINTR)
+		;
+	lp->pid = -1;
+	lp->go = lp->status = -1;
+}
+
+pid_t
+launch_workload(const struct launch_spec *sp, char *err, size_t errlen)
+{
+	struct launch_pending lp;
+
+	if (launch_prepare(sp, &lp, err, errlen) < 0)
+		return -1;
+	return launch_go(&lp, err, errlen);
+}

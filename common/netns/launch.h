@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * Start a workload: a child that joins a cgroup and a network namespace,
+ * writes its output to a log file and execs a program, with sockets
+ * handed to it by the socket-activation convention when there are any:
+ * fds 3, 4, ... with LISTEN_PID, LISTEN_FDS and LISTEN_FDNAMES (names
+ * joined by ':') in its environment.  stdin is /dev/null; stdout and
+ * stderr go to the log (appended), or /dev/null.  Nothing else of the
+ * caller's leaks into it: every other fd is closed at exec.  The child is
+ * a session leader with an empty signal mask.
+ *
+ * It runs as uid/gid (no supplementary groups) with only the capabilities
+ * of caps, ambient so that they survive exec, and no_new_privs set (no
+ * set-user-ID program or file capability gives it more); with uid 0 it
+ * keeps root and the caller's bounding set.  In a mount namespace of its
+ * own, each path of hide is covered: a directory by an empty read-only
+ * tmpfs, a file by /dev/null (the caller's key, its state): what it
+ * cannot see it cannot read, whoever it runs as.
+ *
+ * A close-on-exec pipe reports a failure before exec to the caller, so
+ * launch_workload() returns the pid only once the program runs, and -1
+ * with the step that failed in err ("join cgroup: ...", "exec: ...")
+ * otherwise.  The caller keeps (and may close) its own fds.
+ */
+#ifndef MIGR_LAUNCH_H
+#define MIGR_LAUNCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define LAUNCH_MAX_FDS	4096
+
+struct launch_spec {
+	const char	 *ns;		/* name under /run/netns, or a path */
+	const char	 *cgroup;	/* cgroup directory */
+	char *const	 *argv;		/* argv[0]: an absolute path */
+	const char	 *logpath;	/* NULL: /dev/null */
+	const int	 *fds;		/* nfds sockets for LISTEN_FDS */
+	char *const	 *names;	/* their LISTEN_FDNAMES */
+	size_t		  nfds;
+	uid_t		  uid;
+	gid_t		  gid;
+	uint64_t	  caps;		/* bit per CAP_*: kept, ambient */
+	const char *const *hide;	/* NULL-terminated, or NULL */
+};
+
+pid_t	launch_workload(const struct launch_spec *, char *err, size_t errlen);
+
+/*
+ * The same in two steps, so that the caller can give up while nothing
+ * is running yet: launch_prepare() forks the child and takes it through
+ * every step up to exec, including a check that the program is
+ * executable by the user it runs as, then leaves it waiting: 0, or -1
+ * with the step that failed.  The sockets are the child's from then on
+ * (it holds them; the caller keeps its own descriptors).  launch_go()
+ * lets it exec: its pid, or -1 (the exec failed).  launch_cancel() ends
+ * it before exec (it exits, holding nothing).
+ */
+struct launch_pending {
+	pid_t	pid;
+	int	go;		/* a byte: exec; closed: exit */
+	int	status;
+};
+int	launch_prepare(const struct launch_spec *, struct launch_pending *,
+	    char *err, size_t errlen);
+pid_t	launch_go(struct launch_pending *, char *err, size_t errlen);
+void	launch_cancel(struct launch_pending *);
+
+#endif

@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: ISC */
+#include <stdio.h>
+#include <string.h>
+#include <nftables/libnftables.h>
+
+#include "errbuf.h"
+#include "netns.h"
+#include "nslock.h"
+
+static const char lock_rules[] =
+	"add table inet " NSLOCK_TABLE "\n"
+	"add chain inet " NSLOCK_TABLE " in "
+	"{ type filter hook input priority -400; policy drop; }\n"
+	"add chain inet " NSLOCK_TABLE " out "
+	"{ type filter hook output priority -400; policy drop; }\n"
+	"add rule inet " NSLOCK_TABLE " in iif lo accept\n"
+	"add rule inet " NSLOCK_TABLE " out oif lo accept\n"
+	/* ARP is a family of its own: a locked source that answered an
+	 * ARP request would teach the LAN's switches its old port again */
+	"add table arp " NSLOCK_TABLE "\n"
+	"add chain arp " NSLOCK_TABLE " in "
+	"{ type filter hook input priority -400; policy drop; }\n"
+	"add chain arp " NSLOCK_TABLE " out "
+	"{ type filter hook output priority -400; policy drop; }\n";
+
+/* Before the freeze: no new connection starts, so the handshakes under
+ * way finish into an accept queue, where the dump finds them.  A SYN it
+ * drops is sent again by its client, to whichever host is live then. */
+static const char gate_rules[] =
+	"add table inet " NSLOCK_GATE "\n"
+	"add chain inet " NSLOCK_GATE " in "
+	"{ type filter hook input priority -410; policy accept; }\n"
+	"add rule inet " NSLOCK_GATE " in tcp flags & (syn | ack) == syn "
+	"drop\n";
+
+/* Run an nft script inside ns; the error text nft gives goes to err. */
+static int
+nft_in_ns(const char *ns, const char *script, char *out, size_t outlen,
+    char *err, size_t errlen)
+{
+	struct nft_ctx *nft;
+	int saved, rc = -1;
+
+	saved = netns_enter(ns, err, errlen);
+	if (saved < 0)
+		return -1;
+	/* the context's netlink socket must be made inside the namespace */
+	nft = nft_ctx_new(NFT_CTX_DEFAULT);
+	if (nft == NULL) {
+		errbuf(err, errlen, "nft_ctx_new failed");
+		goto out_leave;
+	}
+	nft_ctx_buffer_output(nft);
+	nft_ctx_buffer_error(nft);
+	if (nft_run_cmd_from_buffer(nft, script) != 0) {
+		const char *e = nft_ctx_get_error_buffer(nft);
+		size_t n = e ? strcspn(e, "\n") : 0;
+
+		errbuf(err, errlen, "%s: nft: %.*s", ns, n ? (int)n : 6,
+		    n ? e : "failed");
+	} else {
+		if (out != NULL)
+			snprintf(out, outlen, "%s", nft_ctx_get_output_buffer(nft));
+		rc = 0;
+	}
+	nft_ctx_free(nft);
+out_leave:
+	if (netns_leave(saved, rc == 0 ? err : NULL, errlen) < 0)
+		rc = -1;
+	return rc;
+}
+
+int
+nslock_take(const char *ns, char *err, size_t errlen)
+{
+	/* one transaction: the table appears whole or not at all */
+	return nft_in_ns(ns, lock_rules, NULL, 0, err, errlen);
+}
+
+int
+nslock_gate(const char *ns, char *err, size_t errlen)
+{
+	return nft_in_ns(ns, gate_rules, NULL, 0, err, errlen);
+}
+
+/* Drop the lock and the gate, whichever is there, in one transaction. */
+int
+nslock_release(const char *ns, char *err, size_t errlen)
+{
+	char out[4096] = "", script[256] = "";
+
+	if (nft_in_ns(ns, "list tables\n", out, sizeof(out), err, errlen) < 0)
+		return -1;
+	if (strstr(out, "table inet " NSLOCK_TABLE "\n") != NULL)
+		strcat(script, "delete table inet " NSLOCK_TABLE "\n");
+	if (strstr(out, "table arp " NSLOCK_TABLE "\n") != NULL)
+		strcat(script, "delete table arp " NSLOCK_TABLE "\n");
+	if (strstr(out, "table inet " NSLOCK_GATE "\n") != NULL)
+		strcat(script, "delete table inet " NSLOCK_GATE "\n");
+	if (script[0] == '\0')
+		return 0;
+	return nft_in_ns(ns, script, NULL, 0, err, errlen);
+}
+
+int
+nslock_synrecv(const char *ns, char *err, size_t errlen)
+{
+	static const char *const files[] = { "/proc/self/net/tcp",
+	    "/proc/self/net/tcp6" };
+	char line[512];
+	unsigned st;
+	int saved, i, n = 0;
+	FILE *f;
+
+	if ((saved = netns_enter(ns, err, errlen)) < 0)
+		return -1;
+	for (i = 0; i < 2; i++) {
+		if ((f = fopen(files[i], "r")) == NULL)
+			continue;	/* no IPv6 */
+		while (fgets(line, sizeof(line), f) != NULL)
+			/* "sl local rem st ...": SYN_RECV is 03 */
+			if (sscanf(line, "%*s %*s %*s %x", &st) == 1 &&
+			    st == 3)
+				n++;
+		fclose(f);
+	}
+	if (netns_leave(saved, err, errlen) < 0)
+		return -1;
+	return n;
+}
+
+int
+nslock_held(const char *ns, char *err, size_t errlen)
+{
+	char out[4096] = "";
+
+	if (nft_in_ns(ns, "list tables inet\n", out, sizeof(out), err,
+	    errlen) < 0)
+		return -1;
+	return strstr(out, "table inet " NSLOCK_TABLE "\n") != NULL;
+}

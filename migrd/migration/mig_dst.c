@@ -1,0 +1,766 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * The destination half of a migration.  PREPARE is checked field by
+ * field (the peer is authenticated, not trusted) and against what this
+ * host has; a namespace that cannot live here is refused before the
+ * source freezes anything.  The namespace is then built locked and
+ * detached, each socket record is restored as it arrives, and at COMMIT
+ * the namespace goes live: attached, unlocked, announced, sockets out of
+ * repair, the workload started with them (LISTEN_FDS).
+ */
+#include <dirent.h>
+#include <limits.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "announce.h"
+#include "committed.h"
+#include "log.h"
+#include "mig.h"
+#include "mig_priv.h"
+#include "migrd-protocol.h"
+#include "migrd.h"
+#include "nsbuild.h"
+#include "ns.h"
+#include "peer.h"
+#include "policy.h"
+#include "sk_json.h"
+
+#define PREPARE_RECORDS_MAX	(3 * NSDUMP_MAX)
+#define INCOMING_MAX	POLICY_MIGRATIONS_MAX	/* coming in at once */
+/* file descriptors kept free of any migration's sockets */
+#define FD_RESERVE		128
+
+/* Open file descriptors of this process, or -1. */
+static long
+fds_open(void)
+{
+	struct dirent *d;
+	long n = 0;
+	DIR *dir;
+
+	if ((dir = opendir("/proc/self/fd")) == NULL)
+		return -1;
+	while ((d = readdir(dir)) != NULL)
+		n += d->d_name[0] != '.';
+	closedir(dir);
+	return n - 1;		/* the directory's own */
+}
+
+/*
+ * How many sockets one more migration may bring: each takes a file
+ * descriptor while it is restored and a second one while it is handed to
+ * the workload, on top of what is open and what the migrations coming
+ * in already hold room for.  -1 if it cannot be told.
+ */
+static long
+fd_room(void)
+{
+	struct rlimit rl;
+	struct mig *m;
+	long open, room;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || (open = fds_open()) < 0)
+		return -1;
+	room = (long)(rl.rlim_cur > (rlim_t)LONG_MAX ? LONG_MAX : rl.rlim_cur)
+	    - open - FD_RESERVE;
+	TAILQ_FOREACH(m, &migs, entry)
+		if (m->role == MIG_DEST && m->state == MD_PREPARED)
+			room -= 2 * (long)m->sock_budget;
+	return room > 0 ? room / 2 : 0;
+}
+
+/*
+ * The sockets a PREPARE announces, against the peer's "allow sockets"
+ * and the descriptors this host has: 0 and p->budget (the most records
+ * it may then send: what it announced and a margin for connections
+ * accepted until its freeze, within both), or -1 and why.
+ */
+static int
+sockets_fit(const char *peer, const struct policy *pol, struct prep *p,
+    char *why, size_t len)
+{
+	unsigned lim = policy_limit(pol, POLICY_SOCKETS, POLICY_SOCKETS_MAX);
+	uint64_t want = (uint64_t)p->sockets;
+	long room = fd_room();
+
+	if (want > lim) {
+		snprintf(why, len, "%s may not bring %llu sockets here in one "
+		    "migration (allow %s sockets %u)", peer,
+		    (unsigned long long)want, peer, lim);
+		return -1;
+	}
+	if (room < 0) {
+		snprintf(why, len, "%s cannot count its file descriptors",
+		    migrd.conf.hostname);
+		return -1;
+	}
+	if (want > (uint64_t)room) {
+		snprintf(why, len, "%s has room for %ld more sockets, not %llu "
+		    "(its limit of open files, LimitNOFILE)",
+		    migrd.conf.hostname, room, (unsigned long long)want);
+		return -1;
+	}
+	p->budget = want + want / 4 + 64;
+	if (p->budget > lim)
+		p->budget = lim;
+	if (p->budget > (uint64_t)room)
+		p->budget = (uint64_t)room;
+	return 0;
+}
+
+/* migrations coming in, from peer or (NULL) from any */
+static unsigned
+incoming(const char *peer)
+{
+	struct mig *m;
+	unsigned n = 0;
+
+	TAILQ_FOREACH(m, &migs, entry)
+		n += m->role == MIG_DEST &&
+		    (peer == NULL || strcmp(m->peer, peer) == 0);
+	return n;
+}
+
+static void
+refuse(const char *peer, const char *id, const char *ns, const char *why)
+{
+	history_add("migrate", "refused %.64s from %s: %s", ns, peer, why);
+	peer_send(peer, MSG_MIG_REFUSED, json_pack("{s:s,s:s}", "mig", id,
+	    "reason", why));
+}
+
+/* The namespace records of PREPARE into nd: 0, or -1 and why. */
+static int
+parse_records(json_t *records, struct nsdump *nd, char *why, size_t len)
+{
+	struct sk_record rec;
+	char err[200];
+	json_t *r;
+	size_t i;
+
+	if (!json_is_array(records) ||
+	    json_array_size(records) > PREPARE_RECORDS_MAX) {
+		snprintf(why, len, "records: not an array of at most %d",
+		    PREPARE_RECORDS_MAX);
+		return -1;
+	}
+	json_array_foreach(records, i, r) {
+		if (sk_json_decode(r, NULL, &rec, err, sizeof(err)) == -1) {
+			snprintf(why, len, "record %zu: %s", i, err);
+			return -1;
+		}
+		if (nsdump_add(nd, &rec) == -1) {
+			snprintf(why, len, "record %zu: not a link, address or "
+			    "route, or too many", i);
+			sk_record_clear(&rec);
+			return -1;
+		}
+		sk_record_clear(&rec);
+	}
+	return 0;
+}
+
+/* The workload: null, or {argv} of a program this host has. */
+static int
+check_workload(json_t *wl, json_t **argv, char *why, size_t len)
+{
+	json_error_t jerr;
+	const char *prog;
+
+	*argv = NULL;
+	if (json_is_null(wl))
+		return 0;
+	if (json_unpack_ex(wl, &jerr, JSON_STRICT, "{s:o}", "argv",
+	    argv) == -1) {
+		snprintf(why, len, "workload: %s", jerr.text);
+		return -1;
+	}
+	if (ns_argv_check(*argv, why, len) != RES_OK)
+		return -1;
+	prog = json_string_value(json_array_get(*argv, 0));
+	if (prog[0] != '/' || access(prog, X_OK) == -1) {
+		snprintf(why, len, "workload %.200s is not an executable "
+		    "path on %s", prog, migrd.conf.hostname);
+		return -1;
+	}
+	return 0;
+}
+
+int
+prep_parse(const char *peer, json_t *msg, struct prep *p, char *why,
+    size_t len)
+{
+	const char *from;
+	json_t *records, *wl;
+	json_error_t jerr;
+
+	memset(p, 0, sizeof(*p));
+	p->ns = "?";
+	if (json_unpack_ex(msg, &jerr, JSON_STRICT, "{s:s,s:s,s:s,s:o,s:o,"
+	    "s:I,s?o}", "mig", &p->id, "ns", &p->ns, "from", &from,
+	    "namespace", &p->desc, "records", &records, "sockets",
+	    &p->sockets, "workload", &wl) == -1) {
+		p->id = json_string_value(json_object_get(msg, "mig"));
+		p->ns = "?";
+		snprintf(why, len, "malformed request: %s", jerr.text);
+		return -1;
+	}
+	if (json_object_get(msg, "workload") == NULL)
+		wl = json_null();
+	if (p->id[0] == '\0') {
+		snprintf(why, len, "empty migration id");
+		return -1;
+	}
+	if (p->sockets < 0 || p->sockets > POLICY_SOCKETS_MAX) {
+		snprintf(why, len, "sockets: %lld is not 0 to %d",
+		    (long long)p->sockets, POLICY_SOCKETS_MAX);
+		return -1;
+	}
+	if (nsarg_name(p->ns, why, len) == -1) {
+		p->ns = "?";
+		return -1;
+	}
+	if (strcmp(from, peer) != 0) {
+		snprintf(why, len, "the request says it is from '%.64s' on "
+		    "the session of %s", from, peer);
+		return -1;
+	}
+	if (ns_describe_check(p->desc, why, len) != RES_OK ||
+	    check_workload(wl, &p->argv, why, len) == -1)
+		return -1;
+	if ((p->nd = calloc(1, sizeof(*p->nd))) == NULL) {
+		snprintf(why, len, "out of memory");
+		return -1;
+	}
+	if (parse_records(records, p->nd, why, len) == -1) {
+		free(p->nd);
+		p->nd = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Every check a PREPARE must pass: the message (prep_parse()), then
+ * against what this host has and does: 0 and p filled (p->nd is the
+ * caller's to free), or -1 and why.
+ */
+static int
+prep_validate(const char *peer, json_t *msg, struct prep *p, char *why,
+    size_t len)
+{
+	const struct peer_conf *pc;
+
+	if (prep_parse(peer, msg, p, why, len) == -1)
+		return -1;
+	/* local policy: what this peer may bring here (policy.h) */
+	pc = config_find_peer(&migrd.conf, peer);
+	if (pc == NULL) {
+		snprintf(why, len, "%s is not a configured peer", peer);
+		goto out_free;
+	}
+	if (policy_check(peer, &pc->allow, p->ns, p->desc, p->nd, p->argv,
+	    why, len) == -1 || sockets_fit(peer, &pc->allow, p, why, len) == -1)
+		goto out_free;
+	/* each one coming in may go live: room for its entry */
+	if (committed_count(peer) + incoming(peer) >= COMMITTED_PER_PEER) {
+		snprintf(why, len, "%u moves from %s went live here and %s "
+		    "has not acknowledged them (FORGET), %u more are under "
+		    "way: see migrd(8), COMMITTED MIGRATIONS",
+		    committed_count(peer), peer, peer, incoming(peer));
+		goto out_free;
+	}
+	if (mig_find_ns(p->ns) != NULL || mig_find_id(p->id, peer) != NULL ||
+	    committed_has(peer, p->id)) {
+		snprintf(why, len, "%s is already being moved, or this "
+		    "migration was seen before", p->ns);
+		goto out_free;
+	}
+	if (ns_can_host(p->ns, json_object_get(p->desc, "addrs"), why,
+	    len) != RES_OK)
+		goto out_free;
+	return 0;
+
+out_free:
+	free(p->nd);
+	p->nd = NULL;
+	return -1;
+}
+
+void
+dst_prepare(const char *peer, json_t *msg)
+{
+	const struct peer_conf *pc;
+	struct prep p;
+	struct mig *m;
+	char why[400];
+	unsigned most;
+
+	if (prep_validate(peer, msg, &p, why, sizeof(why)) == -1) {
+		refuse(peer, p.id, p.ns, why);
+		return;
+	}
+	if (incoming(NULL) >= INCOMING_MAX) {
+		snprintf(why, sizeof(why), "%s takes in at most %d migrations "
+		    "at once", migrd.conf.hostname, INCOMING_MAX);
+		goto out_refuse;
+	}
+	pc = config_find_peer(&migrd.conf, peer);
+	most = pc != NULL ? policy_limit(&pc->allow, POLICY_MIGRATIONS,
+	    INCOMING_MAX) : INCOMING_MAX;
+	if (incoming(peer) >= most) {
+		snprintf(why, sizeof(why), "%s may bring at most %u migrations "
+		    "here at once (allow %s migrations)", peer, most, peer);
+		goto out_refuse;
+	}
+	if (mig_fault("dst-refuse")) {
+		snprintf(why, sizeof(why), "fault injected: dst-refuse");
+		goto out_refuse;
+	}
+	if ((m = mig_new(MIG_DEST, p.id, p.ns, peer)) == NULL) {
+		snprintf(why, sizeof(why), "out of memory");
+		goto out_refuse;
+	}
+	m->nd = p.nd;
+	m->sock_budget = p.budget;
+	m->desc = json_incref(p.desc);
+	m->argv = p.argv ? json_incref(p.argv) : NULL;
+	history_add("migrate", "%s coming in from %s", p.ns, peer);
+	mig_event(m, ME_RX_PREPARE);
+	return;
+
+out_refuse:
+	free(p.nd);
+	refuse(peer, p.id, p.ns, why);
+}
+
+/* "migctl check NS HOST" on the source: could this host take it?  The
+ * same checks as a PREPARE, and nothing built. */
+void
+dst_check(const char *peer, json_t *msg)
+{
+	struct prep p;
+	char why[400] = "";
+	int ok;
+
+	ok = prep_validate(peer, msg, &p, why, sizeof(why)) == 0;
+	free(p.nd);
+	peer_send(peer, MSG_MIG_CHECKED, json_pack("{s:s,s:b,s:s}", "mig",
+	    p.id ? p.id : "", "ok", ok, "reason", ok ? "" : why));
+}
+
+static void
+reannounce_cb(evutil_socket_t fd, short what, void *arg)
+{
+	char *ns = arg;
+
+	char err[256];
+
+	(void)fd;
+	(void)what;
+	if (ns_exists(ns) && announce_addrs(ns, "eth0", err, sizeof(err)) < 0)
+		log_warnx("%s: second announcement: %s", ns, err);
+	free(ns);
+}
+
+/*
+ * Before the commit point: the workload forked and taken through every
+ * step up to its exec (cgroup, namespace, its user, its sockets at fds
+ * 3..: listeners first, then the rest in record order), so that what
+ * would stop it from starting is found while the source can still roll
+ * back.  0 (nothing to start, or ready), or -1 and err.
+ */
+static int
+live_prepare(struct mig *m, char *err, size_t errlen)
+{
+	char *argv[NSARG_ARGV_MAX + 1], **names = NULL;
+	int *fds = NULL, pass, rc = -1;
+	size_t i, n = 0;
+
+	m->live.pid = -1;
+	if (m->argv == NULL)
+		return 0;
+	for (i = 0; i < json_array_size(m->argv) && i < NSARG_ARGV_MAX; i++)
+		argv[i] = (char *)json_string_value(json_array_get(m->argv, i));
+	argv[i] = NULL;
+	/* fault: a program that is gone by the time COMMIT comes */
+	if (mig_fault("dst-exec-fail"))
+		argv[0] = (char *)"/nonexistent/dst-exec-fail";
+	if ((fds = calloc(m->dst.nitems + 1, sizeof(*fds))) == NULL ||
+	    (names = calloc(m->dst.nitems + 1, sizeof(*names))) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	for (pass = 0; pass < 2; pass++)
+		for (i = 0; i < m->dst.nitems; i++) {
+			struct migdst_item *it = &m->dst.items[i];
+
+			if (it->h == NULL || it->listener != (pass == 0))
+				continue;
+			names[n] = it->name;
+			fds[n++] = sk_handle_fd(it->h);
+		}
+	rc = workload_prepare(m->ns, fds, names, n, argv, &m->live, err,
+	    errlen);
+out:
+	free(fds);
+	free(names);
+	return rc;
+}
+
+static void
+go_live(struct mig *m)
+{
+	struct timeval gap = { 0, MIGDST_REANNOUNCE_MS * 1000 };
+	char **names = NULL, err[256];
+	int *fds = NULL;
+	size_t n = 0;
+	char *ns;
+
+	if (mig_fault("dst-crash-commit")) {
+		log_warnx("fault injected: dst-crash-commit: exiting");
+		_exit(3);
+	}
+	if (migdst_go_live(&m->dst, migrd.conf.bridge, &fds, &names, &n, err,
+	    sizeof(err)) < 0) {
+		/* past the commit point there is no way back */
+		snprintf(m->reason, sizeof(m->reason), "going live failed, "
+		    "the service is down: %.200s", err);
+		log_warnx("migration %s: %s", m->id, m->reason);
+		launch_cancel(&m->live);
+		return;
+	}
+	/* the workload holds its own copies since live_prepare() */
+	migdst_free_fds(fds, names, n);
+	m->pid = 0;
+	if (m->live.pid > 0 &&
+	    (m->pid = launch_go(&m->live, err, sizeof(err))) < 0) {
+		snprintf(m->reason, sizeof(m->reason), "workload did not "
+		    "start (%.180s); its sockets are closed", err);
+		log_warnx("migration %s: %s", m->id, m->reason);
+		m->pid = 0;
+	}
+	ns_adopt(m->ns, m->desc, m->argv, m->pid);
+	if ((ns = strdup(m->ns)) != NULL &&
+	    event_base_once(migrd.base, -1, EV_TIMEOUT, reannounce_cb, ns,
+	    &gap) == -1)
+		free(ns);
+}
+
+void
+dst_action(struct mig *m, unsigned action)
+{
+	char err[256];
+
+	switch (action) {
+	case MA_BUILD:
+		if (migdst_build(&m->dst, m->ns, m->hostif, m->nd, err,
+		    sizeof(err)) < 0) {
+			mig_fail(m, "cannot build %s on %s: %s", m->ns,
+			    migrd.conf.hostname, err);
+			break;
+		}
+		if (ns_cgroup_create(m->ns, err, sizeof(err)) == -1)
+			mig_fail(m, "cannot create the cgroup of %s: %s", m->ns,
+			    err);
+		break;
+	case MA_SEND_PREPARED:
+		mig_send(m, MSG_MIG_PREPARED, json_pack("{s:f}", "build_ms",
+		    m->dst.fig.build_ms));
+		break;
+	case MA_SEND_READY:
+		if (mig_fault("dst-ready-hold"))
+			break;
+		mig_send(m, MSG_MIG_READY, json_pack("{s:I,s:f}", "sockets",
+		    (json_int_t)m->rx.seq, "restore_ms",
+		    m->dst.fig.restore_ms));
+		break;
+	case MA_SEND_FAILED:
+		m->told = 1;
+		mig_send(m, MSG_MIG_FAILED, json_pack("{s:s}", "reason",
+		    m->reason[0] ? m->reason : "failed"));
+		break;
+	case MA_DISCARD:
+		launch_cancel(&m->live);
+		migdst_discard(&m->dst);
+		ns_cgroup_remove(m->ns);
+		/* a cancel or a stop here: tell the source now rather than
+		 * let it wait for its timeout (it ignores a late one) */
+		if (!m->aborted && !m->told && m->state == MD_IDLE)
+			mig_send(m, MSG_MIG_FAILED, json_pack("{s:s}",
+			    "reason", m->reason[0] ? m->reason :
+			    "discarded"));
+		break;
+	case MA_GO_LIVE:
+		go_live(m);
+		break;
+	case MA_SEND_COMMITTED:
+		mig_send(m, MSG_MIG_COMMITTED, json_pack("{s:f,s:I,s:I}",
+		    "live_ms", m->dst.fig.live_ms, "pid", (json_int_t)m->pid,
+		    "reset", (json_int_t)m->dst.fig.reset));
+		break;
+	case MA_SEND_ABORTED:
+		/* why, when this host knows (it gave up itself) */
+		mig_send(m, MSG_MIG_ABORTED, m->reason[0] ?
+		    json_pack("{s:s}", "reason", m->reason) : NULL);
+		break;
+	default:
+		log_warnx("migration %s: action %#x is not a destination's",
+		    m->id, action);
+		break;
+	}
+}
+
+/* A whole record: its socket restored, or the migration failed (and m
+ * may be gone: nothing of m is touched after a failure). */
+static void
+restore_whole(struct mig *m, struct sk_record *rec, uint64_t seq)
+{
+	char err[256];
+
+	if (seq == 2 && mig_fault("dst-restore")) {
+		mig_fail(m, "fault injected restoring record %llu",
+		    (unsigned long long)seq);
+		return;
+	}
+	if (migdst_restore(&m->dst, rec->u.sock, err, sizeof(err)) < 0) {
+		mig_fail(m, "socket record %llu could not be restored: %s",
+		    (unsigned long long)seq, err);
+		return;
+	}
+	m->rx.seq++;
+}
+
+int
+rx_record(struct rx_stream *rx, json_t *msg, json_int_t *seq, json_t **raw,
+    char *why, size_t len)
+{
+	struct sk_json_limits lim = { 0, true };
+	json_error_t jerr;
+	char err[200];
+	const char *id;
+	json_t *r;
+
+	if (json_unpack_ex(msg, &jerr, JSON_STRICT, "{s:s,s:I,s:o}", "mig",
+	    &id, "seq", seq, "record", &r) == -1) {
+		snprintf(why, len, "malformed record: %s", jerr.text);
+		return -1;
+	}
+	if (rx->partial) {
+		snprintf(why, len, "record %lld came before the chunks of "
+		    "record %llu", (long long)*seq,
+		    (unsigned long long)rx->seq + 1);
+		return -1;
+	}
+	if (*seq != (json_int_t)rx->seq + 1) {
+		snprintf(why, len, "record %lld out of order (expected %llu)",
+		    (long long)*seq, (unsigned long long)rx->seq + 1);
+		return -1;
+	}
+	if (sk_json_decode(r, &lim, &rx->rec, err, sizeof(err)) == -1) {
+		snprintf(why, len, "record %lld: %s", (long long)*seq, err);
+		return -1;
+	}
+	if (rx->rec.type != SK_REC_SOCKET) {
+		sk_record_clear(&rx->rec);
+		snprintf(why, len, "record %lld is not a socket",
+		    (long long)*seq);
+		return -1;
+	}
+	*raw = r;
+	if (sk_record_pending(&rx->rec) > 0) {
+		rx->partial = 1;	/* its large parts follow in chunks */
+		return 0;
+	}
+	return 1;
+}
+
+int
+rx_chunk(struct rx_stream *rx, json_t *msg, json_int_t *seq, char *why,
+    size_t len)
+{
+	json_error_t jerr;
+	json_t *c;
+	char err[200];
+	const char *id;
+
+	if (json_unpack_ex(msg, &jerr, JSON_STRICT, "{s:s,s:I,s:o}", "mig",
+	    &id, "seq", seq, "chunk", &c) == -1) {
+		snprintf(why, len, "malformed chunk: %s", jerr.text);
+		return -1;
+	}
+	if (!rx->partial || *seq != (json_int_t)rx->seq + 1) {
+		snprintf(why, len, "a chunk of record %lld, which waits for "
+		    "none", (long long)*seq);
+		return -1;
+	}
+	if (sk_record_add_chunk(&rx->rec, c, err, sizeof(err)) < 0) {
+		snprintf(why, len, "record %lld: %s", (long long)*seq, err);
+		return -1;
+	}
+	if (sk_record_pending(&rx->rec) > 0)
+		return 0;
+	rx->partial = 0;
+	return 1;
+}
+
+int
+rx_dump_done(const struct rx_stream *rx, json_t *msg, char *why, size_t len)
+{
+	json_int_t n = -1;
+
+	if (rx->partial) {
+		snprintf(why, len, "the dump ended in the middle of record "
+		    "%llu", (unsigned long long)rx->seq + 1);
+		return -1;
+	}
+	if (json_unpack(msg, "{s:I}", "records", &n) == -1 ||
+	    n != (json_int_t)rx->seq) {
+		snprintf(why, len, "dump ended at %lld records, %llu came",
+		    (long long)n, (unsigned long long)rx->seq);
+		return -1;
+	}
+	return 0;
+}
+
+void
+rx_free(struct rx_stream *rx)
+{
+	if (rx->partial)
+		sk_record_clear(&rx->rec);
+	rx->partial = 0;
+}
+
+/* The whole record leaves m->rx first: a failed restore may free m. */
+static void
+restore_taken(struct mig *m, uint64_t seq)
+{
+	struct sk_record rec = m->rx.rec;
+
+	memset(&m->rx.rec, 0, sizeof(m->rx.rec));
+	m->rx.partial = 0;
+	restore_whole(m, &rec, seq);
+	sk_record_clear(&rec);
+}
+
+static void
+restore_record(struct mig *m, json_t *msg)
+{
+	json_int_t seq;
+	json_t *r;
+	char why[300];
+	int rc;
+
+	if ((rc = rx_record(&m->rx, msg, &seq, &r, why, sizeof(why))) < 0) {
+		mig_fail(m, "%s", why);
+		return;
+	}
+	if ((uint64_t)seq > m->sock_budget) {
+		mig_fail(m, "%s sent more than %llu sockets, the most this host "
+		    "took it for (allow %s sockets, and its open files)",
+		    m->peer, (unsigned long long)m->sock_budget, m->peer);
+		return;
+	}
+	mig_count_kind(&m->kinds, r);
+	if (rc == 0)
+		return;
+	restore_taken(m, (uint64_t)seq);
+}
+
+static void
+restore_chunk(struct mig *m, json_t *msg)
+{
+	json_int_t seq;
+	char why[300];
+	int rc;
+
+	if ((rc = rx_chunk(&m->rx, msg, &seq, why, sizeof(why))) < 0) {
+		mig_fail(m, "%s", why);
+		return;
+	}
+	if (rc == 0)
+		return;
+	restore_taken(m, (uint64_t)seq);
+}
+
+void
+dst_rx(struct mig *m, int type, json_t *msg)
+{
+	char why[300];
+
+	switch (type) {
+	case MSG_MIG_RECORD:
+		if (m->state == MD_PREPARED)
+			restore_record(m, msg);
+		break;
+	case MSG_MIG_CHUNK:
+		if (m->state == MD_PREPARED)
+			restore_chunk(m, msg);
+		break;
+	case MSG_MIG_DUMP_DONE:
+		if (m->state != MD_PREPARED)
+			break;
+		if (rx_dump_done(&m->rx, msg, why, sizeof(why)) == -1) {
+			mig_fail(m, "%s", why);
+			break;
+		}
+		mig_event(m, ME_RX_DUMP_DONE);
+		break;
+	case MSG_MIG_COMMIT:
+		/* fault: a destination that hears COMMIT and never answers */
+		if (m->state == MD_READY && mig_fault("dst-commit-hold")) {
+			m->commit_held = 1;	/* and no timeout either */
+			break;
+		}
+		/* a workload that cannot start here is found now, while
+		 * the source can still roll back (ABORTED, with the reason) */
+		if (m->state == MD_READY && m->live.pid <= 0 &&
+		    live_prepare(m, why, sizeof(why)) < 0) {
+			mig_fail(m, "%s cannot start %s's workload: %s",
+			    migrd.conf.hostname, m->ns, why);
+			break;
+		}
+		mig_event(m, ME_RX_COMMIT);
+		break;
+	case MSG_MIG_ABORT:
+		m->aborted = 1;
+		snprintf(m->reason, sizeof(m->reason), "aborted by %s",
+		    m->peer);
+		mig_event(m, ME_RX_ABORT);
+		break;
+	default:
+		log_warnx("migration %s: %s from %s is not for a destination",
+		    m->id, migr_msgname(type), m->peer);
+		break;
+	}
+}
+
+void
+dst_cleanup(struct mig *m)
+{
+	launch_cancel(&m->live);
+	rx_free(&m->rx);
+	migdst_free(&m->dst);	/* discards whatever is still built */
+	free(m->nd);
+	m->nd = NULL;
+}
+
+void
+dst_discard_leftover(const char *ns)
+{
+	char veth[IFNAMSIZ], err[256];
+
+	if (ns_exists(ns))
+		return;		/* it went live: not a leftover */
+	snprintf(veth, sizeof(veth), "v%s", ns);
+	if (nsbuild_delete(ns, veth, err, sizeof(err)) < 0)
+		log_warnx("%s: %s", ns, err);
+	ns_cgroup_remove(ns);
+}

@@ -1,0 +1,197 @@
+/* SPDX-License-Identifier: ISC */
+/* Shared by mig.c, mig_src.c and mig_dst.c only. */
+#ifndef MIGRD_MIG_PRIV_H
+#define MIGRD_MIG_PRIV_H
+
+#include <stdint.h>
+#include <sys/queue.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "config.h"
+#include "launch.h"
+#include "migdst.h"
+#include "migfsm.h"
+#include "migsrc.h"
+#include "nsarg.h"
+#include "sk_json.h"
+
+#define MIG_ID_MAX	128
+#define MIG_REASON_MAX	256
+#define MIG_QUEUE_MAX	8
+#define MIG_FREEZE_MS	5000	/* cgroup freeze / kill / thaw waits */
+#define GATE_MAX_MS	1000	/* for handshakes under way to finish */
+
+/* Phase figures, in ms; a phase that did not happen stays negative. */
+enum mig_phase {
+	PH_PRECOPY, PH_FREEZE, PH_DUMP, PH_TRANSFER, PH_RESTORE, PH_COMMIT,
+	PH_DOWNTIME, PH_TOTAL, PH__MAX
+};
+
+struct outrec;
+
+/* The socket records a destination takes in, in order: each whole in
+ * MIG_RECORD, or announced there and completed by MIG_CHUNKs. */
+struct rx_stream {
+	uint64_t		 seq;		/* records restored */
+	struct sk_record	 rec;		/* the record at hand */
+	int			 partial;	/* rec waits for chunks */
+};
+
+struct mig_kinds {
+	unsigned	total, listen, established, closing, udp, other;
+	unsigned	accepted;
+	unsigned	reset;		/* at go-live, could not resume */
+};
+
+struct mig {
+	TAILQ_ENTRY(mig)	 entry;
+	char			 id[MIG_ID_MAX];
+	char			 ns[NSARG_NAME_MAX + 1];
+	char			 peer[CONF_NAME_MAX];
+	char			 hostif[24];	/* "vNS" */
+	char			 cgroup[PATH_MAX];
+	enum mig_role		 role;
+	enum mig_state		 state;
+	int			 commit_held;	/* fault dst-commit-hold */
+	uint64_t		 sock_budget;	/* destination: most records */
+	/* destination: the workload, ready to exec before the commit
+	 * point (live.pid > 0) */
+	struct launch_pending	 live;
+	int			 checked_socks;	/* source: found by its check */
+	time_t			 since;
+	double			 t0;		/* mono_ms() at the start */
+	uint64_t		 ctl;		/* migctl waiting, or 0 */
+	struct event		*timer;		/* the phase's deadline */
+	struct event		*work;		/* source: next dump step */
+	int			 in_step;
+	int			 failed;	/* skip this step's other actions */
+	int			 started;
+	int			 was_frozen;	/* a rollback, not a refusal */
+	int			 gating;	/* source: waiting for handshakes */
+	double			 t_gate;
+	int			 orphaning;	/* source: waiting for orphans */
+	double			 t_orphan;
+	int			 aborted;	/* destination: the source said so */
+	int			 told;		/* destination: FAILED sent */
+	enum mig_event		 queue[MIG_QUEUE_MAX];
+	int			 nqueue;
+	int			 restarted;	/* found in the state file */
+	int			 answered;	/* ctl has its result */
+	char			 reason[MIG_REASON_MAX];
+	json_t			*desc;		/* {addrs, routes, mac} */
+	json_t			*argv;		/* the workload, or NULL */
+	double			 ms[PH__MAX];
+	struct mig_kinds	 kinds;
+	uint64_t		 queued;	/* bytes in socket queues */
+	uint64_t		 streamed;	/* bytes of records sent */
+
+	/* source */
+	json_t			*records;	/* pre-copy: links, addrs... */
+	TAILQ_HEAD(, outrec)	 outq;		/* records, chunks to send */
+	int			 dumped;	/* every socket saved */
+	struct migsrc		 src;
+	int			 have_src;
+	uint64_t		 seq;		/* records sent */
+	double			 t_freeze, t_dump_done, t_commit;
+	/* destination */
+	struct nsdump		*nd;
+	struct migdst		 dst;
+	struct rx_stream	 rx;
+	pid_t			 pid;
+};
+
+TAILQ_HEAD(mig_list, mig);
+extern struct mig_list	migs;
+
+/* mig.c */
+/* The "mig" id a migration message carries, or NULL if none fits. */
+const char	*mig_msg_id(json_t *msg);
+struct mig	*mig_new(enum mig_role, const char *id, const char *ns,
+		    const char *peer);
+void		 mig_free(struct mig *);
+struct mig	*mig_find_id(const char *id, const char *peer);
+struct mig	*mig_find_ns(const char *ns);
+void		 mig_event(struct mig *, enum mig_event);
+void		 mig_fail(struct mig *, const char *fmt, ...)
+		    __attribute__((format(printf, 2, 3)));
+void		 mig_progress(struct mig *, const char *phase,
+		    const char *fmt, ...)
+		    __attribute__((format(printf, 3, 4)));
+int		 mig_send(struct mig *, int type, json_t *extra);
+int		 mig_fault(const char *point);
+void		 mig_count_kind(struct mig_kinds *, const json_t *rec);
+double		 mig_now(const struct mig *);	/* ms since t0 */
+
+/* mig_src.c: the source's actions and messages */
+/* What a destination's answer carries (what is absent: -1, -1, 0,
+ * NULL). */
+struct src_answer {
+	double		 ms;		/* build_ms, restore_ms, live_ms */
+	json_int_t	 n;		/* READY: sockets; COMMITTED: reset */
+	json_int_t	 pid;		/* COMMITTED */
+	const char	*reason;	/* REFUSED, FAILED */
+};
+/* 0, or -1 for a READY without its figures. */
+int	src_answer(int type, json_t *msg, struct src_answer *a);
+void	src_action(struct mig *, unsigned action);
+void	src_rx(struct mig *, int type, json_t *msg);
+void	src_cleanup(struct mig *);
+/* mig_dst.c */
+/* A PREPARE (or a CHECK) as this host would take it. */
+struct prep {
+	const char	*id, *ns;
+	json_t		*desc, *argv;
+	struct nsdump	*nd;
+	json_int_t	 sockets;	/* as the source counted them */
+	uint64_t	 budget;	/* prep_validate: what it may send */
+};
+/*
+ * The message alone, field by field (the peer is authenticated, not
+ * trusted): 0 and p filled (p->nd is the caller's to free), or -1 and
+ * why.  It may look at this host (is the workload's program there?) but
+ * changes nothing, of the system or of migrd's state.
+ */
+int	prep_parse(const char *peer, json_t *msg, struct prep *p, char *why,
+	    size_t len);
+/*
+ * MIG_RECORD, MIG_CHUNK: -1 and why (the migration fails), 0 when rx
+ * waits for chunks, 1 when rx->rec is a whole socket record for the
+ * caller to restore (then count in rx->seq) and clear.  *seq is the
+ * message's; rx_record() also gives the record as it came (*raw).
+ */
+int	rx_record(struct rx_stream *rx, json_t *msg, json_int_t *seq,
+	    json_t **raw, char *why, size_t len);
+int	rx_chunk(struct rx_stream *rx, json_t *msg, json_int_t *seq,
+	    char *why, size_t len);
+/* MIG_DUMP_DONE: 0 if every record announced came whole, or -1 and why. */
+int	rx_dump_done(const struct rx_stream *rx, json_t *msg, char *why,
+	    size_t len);
+void	rx_free(struct rx_stream *rx);
+void	dst_prepare(const char *peer, json_t *msg);
+void	dst_check(const char *peer, json_t *msg);
+/* mig_check.c: "migctl check" */
+void	check_rx(const char *peer, json_t *msg);
+void	dst_action(struct mig *, unsigned action);
+void	dst_rx(struct mig *, int type, json_t *msg);
+void	dst_cleanup(struct mig *);
+void	dst_discard_leftover(const char *ns);
+/* mig.c: the ids of migrations this host took in and went live with */
+
+/* mig.c: a control request's NS (ours) and HOST (a peer, or NULL):
+ * RES_OK, or a result code and msg */
+int	mig_check_target(const char *ns, const char *host, char *msg,
+	    size_t msglen);
+/* mig_src.c: drop the records and chunks not sent yet */
+void	src_outq_free(struct mig *);
+/* mig.c: write the state file now (the source after its freeze); fault,
+ * if not NULL, names the MIGRD_FAULT point that makes the write fail */
+int	mig_persist(const char *fault);
+/* why the last write of the state failed ("fault injected" for one) */
+const char *mig_persist_error(void);
+/* mig.c: (re)start the deadline of the state m is in */
+void	mig_arm_timer(struct mig *);
+
+#endif

@@ -1,0 +1,647 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * The source half of a migration: "migctl migrate NS HOST" checks and
+ * pre-copies while the service runs; at PREPARED it freezes, locks and
+ * collects, then streams one socket record at a time from the event
+ * loop, paced by the channel's output queue, so the destination restores
+ * each while the next is dumped.  COMMITTED kills the tasks with their
+ * sockets still in repair and deletes the namespace; anything before
+ * COMMIT rolls back.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <time.h>
+
+#include <event2/event.h>
+
+#include "clock.h"
+#include "control.h"
+#include "log.h"
+#include "mig.h"
+#include "mig_priv.h"
+#include "migrd-protocol.h"
+#include "migrd.h"
+#include "ns.h"
+#include "nsdump.h"
+#include "nslock.h"
+#include "peer.h"
+#include "sk_json.h"
+
+#define STEP_BUDGET_MS	20	/* of dumping, before the loop runs again */
+#define GATE_POLL_MS	10
+#define ORPHAN_POLL_MS	20
+
+static void	work_cb(evutil_socket_t, short, void *);
+static void	gate_wait(struct mig *);
+static void	orphan_wait(struct mig *);
+
+static int
+append_record(json_t *rec, void *arg)
+{
+	return json_array_append_new(arg, rec);
+}
+
+/* "migrate NS HOST": NS is here and idle, HOST a peer that is up. */
+int
+mig_migrate_check(json_t *req, struct ctl_req *r, char *msg, size_t msglen)
+{
+	const char *ns, *host;
+	json_error_t jerr;
+	int rc;
+
+	if (json_unpack_ex(req, &jerr, JSON_STRICT, "{s:s,s:s}", "ns", &ns,
+	    "host", &host) == -1) {
+		snprintf(msg, msglen, "migrate: %s", jerr.text);
+		return RES_BAD_REQUEST;
+	}
+	if ((rc = mig_check_target(ns, host, msg, msglen)) != RES_OK)
+		return rc;
+	if (mig_find_ns(ns) != NULL) {
+		snprintf(msg, msglen, "a migration of %s is under way", ns);
+		return RES_BUSY;
+	}
+	if (!peer_is_up(host)) {
+		snprintf(msg, msglen, "no session with %s (see migctl peers)",
+		    host);
+		return RES_PEER_DOWN;
+	}
+	r->ns = ns;
+	r->host = host;
+	return RES_OK;
+}
+
+int
+mig_ctl_migrate(struct ctl_req *r, json_t **data, char *msg, size_t msglen)
+{
+	const char *ns = r->ns, *host = r->host;
+	char why[512], cg[PATH_MAX + 32], id[MIG_ID_MAX];
+	json_t *records;
+	struct mig *m;
+	struct timeval zero = { 0, 0 };
+	struct timespec now;
+	int nsocks;
+
+	(void)data;
+	ns_cgroup_path(ns, cg, sizeof(cg));
+	if ((nsocks = migsrc_check(ns, cg, why, sizeof(why), NULL)) < 0) {
+		snprintf(msg, msglen, "%s cannot move, nothing changed: %s",
+		    ns, why);
+		history_add("migrate", "%s -> %s refused: %s", ns, host, why);
+		return RES_REFUSED;
+	}
+	/* pre-copy: the namespace's links, addresses and routes */
+	if ((records = json_array()) == NULL ||
+	    nsdump_emit(ns, append_record, records, why, sizeof(why)) < 0) {
+		json_decref(records);
+		snprintf(msg, msglen, "cannot read the network of %s: %s", ns,
+		    why);
+		return RES_SYSTEM;
+	}
+	clock_gettime(CLOCK_REALTIME, &now);
+	snprintf(id, sizeof(id), "%s-%s-%lld%03ld", migrd.conf.hostname, ns,
+	    (long long)now.tv_sec, now.tv_nsec / 1000000);
+	if ((m = mig_new(MIG_SOURCE, id, ns, host)) == NULL) {
+		json_decref(records);
+		snprintf(msg, msglen, "out of memory");
+		return RES_SYSTEM;
+	}
+	m->ctl = control_current();
+	m->checked_socks = nsocks;
+	m->records = records;
+	m->desc = ns_describe(ns);
+	m->argv = ns_workload_argv(ns);
+	/* the first event runs from the loop, once migctl's connection
+	 * waits for the deferred answer */
+	if ((m->work = evtimer_new(migrd.base, work_cb, m)) == NULL ||
+	    evtimer_add(m->work, &zero) == -1) {
+		snprintf(msg, msglen, "cannot schedule the migration");
+		mig_free(m);
+		return RES_SYSTEM;
+	}
+	mig_progress(m, "check", "every socket of %s can move; %zu network "
+	    "records", ns, json_array_size(records));
+	return CTL_DEFERRED;
+}
+
+/*
+ * Records and their chunks wait here, in order, and leave while the
+ * channel's output holds less than max-queue/2: a socket with 32 MiB
+ * queued each way waits as its state (raw bytes), not as 85 MiB of
+ * base64 text in the channel's buffer.
+ */
+struct outrec {
+	TAILQ_ENTRY(outrec)	 entry;
+	json_t			*rec;		/* sent: NULL */
+	struct sk_state		*st;		/* its chunks' source, or NULL */
+	uint64_t		 seq;
+	int			 part;		/* next chunk: part, offset */
+	uint32_t		 off;
+};
+
+static void
+outrec_free(struct mig *m, struct outrec *o)
+{
+	TAILQ_REMOVE(&m->outq, o, entry);
+	json_decref(o->rec);
+	sk_state_free(o->st);
+	free(o);
+}
+
+void
+src_outq_free(struct mig *m)
+{
+	while (!TAILQ_EMPTY(&m->outq))
+		outrec_free(m, TAILQ_FIRST(&m->outq));
+}
+
+/* The next chunk of o (o->part, o->off), or 0 when none is left. */
+static int
+next_chunk(struct mig *m, struct outrec *o)
+{
+	const struct sk_state *st = o->st;
+	uint32_t len, n, bytes;
+
+	for (; o->part < SK_PART__MAX; o->part++, o->off = 0) {
+		if (st == NULL || !sk_json_split(st, (enum sk_part)o->part,
+		    MIGR_RECORD_INLINE))
+			continue;
+		len = o->part == SK_PART_SNDQ ? st->tcp.sndq_len :
+		    o->part == SK_PART_RCVQ ? st->tcp.rcvq_len :
+		    st->udp.ndgrams;
+		if (o->off >= len)
+			continue;
+		if (o->part != SK_PART_DGRAMS)
+			n = len - o->off < MIGR_CHUNK_BYTES ? len - o->off :
+			    MIGR_CHUNK_BYTES;
+		else	/* whole datagrams, as many as fit */
+			for (n = 0, bytes = 0; o->off + n < len && (n == 0 ||
+			    bytes + st->udp.dgrams[o->off + n].len + 64 <=
+			    MIGR_CHUNK_BYTES); n++)
+				bytes += st->udp.dgrams[o->off + n].len + 64;
+		if (mig_send(m, MSG_MIG_CHUNK, json_pack("{s:I,s:o}", "seq",
+		    (json_int_t)o->seq, "chunk", sk_json_chunk(st,
+		    (enum sk_part)o->part, o->off, n))) == -1)
+			return -1;
+		o->off += n;
+		return 1;
+	}
+	return 0;
+}
+
+/* Send what waits while the channel has room: 1 when all of it left,
+ * 0 when some waits for the channel to drain, -1 on a failure. */
+static int
+outq_pump(struct mig *m)
+{
+	struct outrec *o;
+	size_t before;
+	int rc;
+
+	while ((o = TAILQ_FIRST(&m->outq)) != NULL) {
+		if (peer_output_len(m->peer) > migrd.conf.max_queue / 2)
+			return 0;
+		before = peer_output_len(m->peer);
+		if (o->rec != NULL) {
+			rc = mig_send(m, MSG_MIG_RECORD, json_pack("{s:I,s:O}",
+			    "seq", (json_int_t)o->seq, "record", o->rec));
+			json_decref(o->rec);
+			o->rec = NULL;
+		} else if ((rc = next_chunk(m, o)) == 0)
+			outrec_free(m, o);
+		if (rc < 0)
+			return -1;
+		m->streamed += peer_output_len(m->peer) - before;
+	}
+	return 1;
+}
+
+static int
+emit_record(json_t *rec, struct sk_state *st, void *arg)
+{
+	struct mig *m = arg;
+	struct outrec *o;
+
+	if (rec == NULL || (o = calloc(1, sizeof(*o))) == NULL) {
+		json_decref(rec);
+		sk_state_free(st);
+		return -1;
+	}
+	mig_count_kind(&m->kinds, rec);
+	o->rec = rec;
+	o->st = st;
+	o->seq = ++m->seq;
+	TAILQ_INSERT_TAIL(&m->outq, o, entry);
+	return 0;
+}
+
+static void
+dump_done(struct mig *m)
+{
+	m->ms[PH_DUMP] = m->src.fig.dump_ms;
+	m->queued = m->src.fig.queued_bytes;
+	m->kinds.accepted = (unsigned)m->src.fig.accepted;
+	m->t_dump_done = mono_ms();
+	if (mig_send(m, MSG_MIG_DUMP_DONE, json_pack("{s:I}", "records",
+	    (json_int_t)m->seq)) == -1) {
+		mig_fail(m, "channel to %s lost during the dump", m->peer);
+		return;
+	}
+	mig_progress(m, "dump", "%llu sockets dumped and streamed, %llu "
+	    "bytes of records", (unsigned long long)m->seq,
+	    (unsigned long long)m->streamed);
+	if (mig_fault("channel-drop"))
+		peer_drop(m->peer, "fault injected: channel-drop");
+}
+
+/* One turn of the dump: sockets until the budget or a full queue. */
+static void
+dump_step(struct mig *m)
+{
+	struct timeval later = { 0, 2000 }, now = { 0, 0 };
+	double t0 = mono_ms();
+	int rc;
+
+	for (;;) {
+		if ((rc = outq_pump(m)) < 0) {
+			mig_fail(m, "channel to %s lost during the dump",
+			    m->peer);
+			return;
+		}
+		if (rc == 0) {
+			evtimer_add(m->work, &later);	/* let it drain */
+			return;
+		}
+		if (m->dumped)
+			break;
+		if (mono_ms() - t0 > STEP_BUDGET_MS) {
+			evtimer_add(m->work, &now);
+			return;
+		}
+		if ((rc = migsrc_dump_next(&m->src, emit_record, m)) < 0) {
+			mig_fail(m, "dump failed after %llu sockets",
+			    (unsigned long long)m->seq);
+			return;
+		}
+		if (rc > 0 && m->seq * 2 >= m->src.set.nsocks &&
+		    mig_fault("src-dump")) {
+			mig_fail(m, "fault injected during the dump");
+			return;
+		}
+		if (rc == 0)
+			m->dumped = 1;	/* once what waits has left */
+	}
+	dump_done(m);
+}
+
+static void
+work_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct mig *m = arg;
+
+	(void)fd;
+	(void)what;
+	if (!m->started) {
+		m->started = 1;
+		mig_event(m, ME_CMD_MIGRATE);
+		return;
+	}
+	if (m->state == MS_FROZEN && m->gating)
+		gate_wait(m);
+	else if (m->state == MS_FROZEN && m->orphaning)
+		orphan_wait(m);
+	else if (m->state == MS_FROZEN && m->have_src)
+		dump_step(m);
+}
+
+/* After a restart the sockets are taken back from the frozen tasks. */
+static int
+reattach(struct mig *m)
+{
+	char err[256];
+
+	if (m->have_src)
+		return 0;
+	if (!m->restarted || !m->was_frozen)
+		return -1;	/* nothing was frozen */
+	if (migsrc_reattach(&m->src, m->ns, m->cgroup, err, sizeof(err)) < 0) {
+		log_warnx("migration %s: cannot take back the sockets of %s: "
+		    "%s", m->id, m->ns, err);
+		migsrc_free(&m->src);
+		return -1;
+	}
+	m->have_src = 1;
+	return 0;
+}
+
+static void
+freeze_now(struct mig *m)
+{
+	struct timeval now = { 0, 0 };
+	const struct migsrc_figures *f = &m->src.fig;
+	char err[256];
+
+	m->t_freeze = mono_ms();
+	m->was_frozen = 1;
+	if (migsrc_freeze(&m->src, m->ns, m->cgroup, MIG_FREEZE_MS, err,
+	    sizeof(err)) < 0) {
+		mig_fail(m, "cannot freeze and lock %s: %.200s", m->ns, err);
+		return;
+	}
+	m->src.inline_max = MIGR_RECORD_INLINE;
+	m->have_src = 1;
+	/* a restart from here finds it frozen (and one that comes before
+	 * this is written finds the cgroup frozen: mig.c, recover()) */
+	if (mig_persist("persist-freeze") == -1) {
+		mig_fail(m, "cannot write that %s is frozen: %.200s", m->ns,
+		    mig_persist_error());
+		return;
+	}
+	mig_arm_timer(m);	/* migrate-timeout from the freeze on */
+	m->ms[PH_FREEZE] = f->freeze_ms + f->lock_ms + f->collect_ms;
+	mig_progress(m, "freeze", "%zu tasks frozen, traffic locked, %zu "
+	    "sockets collected (%.1f ms)", m->src.set.ntasks,
+	    m->src.set.nsocks, m->ms[PH_FREEZE]);
+	if (mig_fault("src-freeze")) {
+		mig_fail(m, "fault injected after the freeze");
+		return;
+	}
+	evtimer_add(m->work, &now);
+}
+
+/* Wait (from the loop) until no handshake is under way, then freeze. */
+static void
+gate_wait(struct mig *m)
+{
+	struct timeval poll = { 0, GATE_POLL_MS * 1000 };
+	double waited = mono_ms() - m->t_gate;
+	int n = nslock_synrecv(m->ns, NULL, 0);
+
+	if (mig_fault("src-crash-gate")) {
+		log_warnx("fault injected: src-crash-gate: exiting");
+		_exit(3);
+	}
+	if (n > 0 && waited < GATE_MAX_MS) {
+		evtimer_add(m->work, &poll);
+		return;
+	}
+	m->gating = 0;
+	if (n != 0)
+		log_warnx("migration %s: %d handshakes still under way after "
+		    "%.0f ms: their clients will have to retry", m->id, n,
+		    waited);
+	mig_progress(m, "gate", "new connections held back, handshakes "
+	    "under way finished (%.1f ms)", waited);
+	m->orphaning = 1;
+	m->t_orphan = mono_ms();
+	orphan_wait(m);
+}
+
+/*
+ * Wait (from the loop) until no connection the programs closed still
+ * owes its peer bytes: nothing can move such an orphan, it has no file.
+ * Refused, naming it, after orphan-wait.
+ */
+static void
+orphan_wait(struct mig *m)
+{
+	struct timeval poll = { 0, ORPHAN_POLL_MS * 1000 };
+	double waited = mono_ms() - m->t_orphan;
+	char why[512];
+	int n = migsrc_orphans(m->ns, why, sizeof(why));
+
+	if (n < 0) {
+		m->orphaning = 0;
+		mig_fail(m, "cannot list the connections of %s: %.200s", m->ns,
+		    why);
+		return;
+	}
+	if (n > 0 && waited < migrd.conf.orphan_ms) {
+		evtimer_add(m->work, &poll);
+		return;
+	}
+	m->orphaning = 0;
+	if (n > 0) {
+		mig_fail(m, "%d closed connection%s still owe%s %s peer bytes "
+		    "after %u ms (orphan-wait): %.300s", n, n == 1 ? "" : "s",
+		    n == 1 ? "s" : "", n == 1 ? "its" : "their",
+		    migrd.conf.orphan_ms, why);
+		return;
+	}
+	if (waited > ORPHAN_POLL_MS)
+		mig_progress(m, "orphans", "closed connections delivered their "
+		    "last bytes (%.1f ms)", waited);
+	freeze_now(m);
+}
+
+/* The gate first: the service runs on, only new SYNs are dropped. */
+static void
+freeze_dump(struct mig *m)
+{
+	char err[256];
+
+	m->ms[PH_PRECOPY] = mig_now(m);
+	if (nslock_gate(m->ns, err, sizeof(err)) < 0) {
+		mig_fail(m, "cannot hold back new connections to %s: %.200s",
+		    m->ns, err);
+		return;
+	}
+	m->gating = 1;
+	m->t_gate = mono_ms();
+	gate_wait(m);
+}
+
+void
+src_action(struct mig *m, unsigned action)
+{
+	char err[256];
+	int thawed;
+
+	switch (action) {
+	case MA_SEND_PREPARE:
+		if (mig_send(m, MSG_MIG_PREPARE, json_pack("{s:s,s:s,s:O,s:O,"
+		    "s:i,s:o*}", "ns", m->ns, "from", migrd.conf.hostname,
+		    "namespace", m->desc, "records", m->records, "sockets",
+		    m->checked_socks, "workload",
+		    m->argv ? json_pack("{s:O}", "argv", m->argv) : NULL)) ==
+		    -1)
+			mig_fail(m, "cannot send prepare to %s", m->peer);
+		break;
+	case MA_FREEZE_DUMP:
+		freeze_dump(m);
+		break;
+	case MA_ROLLBACK:
+		m->gating = 0;
+		m->orphaning = 0;
+		thawed = m->have_src || (m->restarted && m->was_frozen);
+		if (reattach(m) == 0) {
+			if (migsrc_rollback(&m->src, MIG_FREEZE_MS, err,
+			    sizeof(err)) < 0)
+				log_warnx("migration %s: rollback of %s was "
+				    "not clean: %s", m->id, m->ns, err);
+			migsrc_free(&m->src);
+			m->have_src = 0;
+		} else if (nslock_release(m->ns, err, sizeof(err)) < 0) {
+			/* failed before or in the freeze: the gate may stay */
+			log_warnx("migration %s: %s may still be gated: %s",
+			    m->id, m->ns, err);
+		}
+		if (thawed)
+			mig_progress(m, "rollback", "%s resumed here: repair "
+			    "off, unlocked, thawed", m->ns);
+		else
+			mig_progress(m, "rollback", "%s runs on here: never "
+			    "frozen, new connections let in again", m->ns);
+		break;
+	case MA_SEND_COMMIT:
+		if (m->t_commit == 0) {
+			m->t_commit = mono_ms();
+			mig_progress(m, "commit", "COMMIT sent to %s", m->peer);
+		}
+		mig_send(m, MSG_MIG_COMMIT, NULL);
+		break;
+	case MA_KILL_DELETE:
+		if (mig_fault("src-crash-done")) {
+			log_warnx("fault injected: src-crash-done: exiting");
+			_exit(3);
+		}
+		if (reattach(m) == 0) {
+			if (migsrc_commit(&m->src, m->hostif, MIG_FREEZE_MS,
+			    err, sizeof(err)) < 0)
+				log_warnx("migration %s: cleaning %s was not "
+				    "complete: %s", m->id, m->ns, err);
+			migsrc_free(&m->src);
+			m->have_src = 0;
+		}
+		ns_forget(m->ns);
+		mig_progress(m, "done", "tasks killed with their sockets in "
+		    "repair, %s deleted here", m->ns);
+		break;
+	case MA_SEND_ABORT:
+		mig_send(m, MSG_MIG_ABORT, NULL);
+		break;
+	default:
+		log_warnx("migration %s: action %#x is not a source's", m->id,
+		    action);
+		break;
+	}
+}
+
+int
+src_answer(int type, json_t *msg, struct src_answer *a)
+{
+	a->ms = -1;
+	a->n = -1;
+	a->pid = 0;
+	a->reason = NULL;
+	switch (type) {
+	case MSG_MIG_PREPARED:
+		json_unpack(msg, "{s?F}", "build_ms", &a->ms);
+		break;
+	case MSG_MIG_REFUSED:
+	case MSG_MIG_FAILED:
+	case MSG_MIG_ABORTED:
+		a->reason = json_string_value(json_object_get(msg, "reason"));
+		break;
+	case MSG_MIG_READY:
+		return json_unpack(msg, "{s:I,s:F}", "sockets", &a->n,
+		    "restore_ms", &a->ms);
+	case MSG_MIG_COMMITTED:
+		json_unpack(msg, "{s?F,s?I,s?I}", "live_ms", &a->ms, "pid",
+		    &a->pid, "reset", &a->n);
+		break;
+	}
+	return 0;
+}
+
+static void
+copy_reason(struct mig *m, const char *r, const char *dflt)
+{
+	snprintf(m->reason, sizeof(m->reason), "%.40s: %.200s", m->peer,
+	    r != NULL ? r : dflt);
+}
+
+void
+src_rx(struct mig *m, int type, json_t *msg)
+{
+	struct src_answer a;
+	int rc = src_answer(type, msg, &a);
+	json_int_t n = a.n, pid = a.pid;
+	double ms = a.ms;
+
+	switch (type) {
+	case MSG_MIG_PREPARED:
+		if (m->state == MS_PREPARING)
+			mig_progress(m, "prepared", "%s built %s, locked and "
+			    "detached (%.1f ms)", m->peer, m->ns, ms);
+		mig_event(m, ME_RX_PREPARED);
+		break;
+	case MSG_MIG_REFUSED:
+		copy_reason(m, a.reason, "refused");
+		mig_event(m, ME_RX_REFUSED);
+		break;
+	case MSG_MIG_FAILED:
+		copy_reason(m, a.reason, "failed");
+		mig_event(m, ME_RX_FAILED);
+		break;
+	case MSG_MIG_READY:
+		if (m->state != MS_FROZEN || m->t_dump_done == 0) {
+			log_warnx("migration %s: READY before the dump ended",
+			    m->id);
+			mig_fail(m, "%s sent READY out of turn", m->peer);
+			break;
+		}
+		if (rc == -1 || n != (json_int_t)m->seq) {
+			mig_fail(m, "%s restored %lld of %llu sockets", m->peer,
+			    (long long)n, (unsigned long long)m->seq);
+			break;
+		}
+		m->ms[PH_RESTORE] = ms;
+		m->ms[PH_TRANSFER] = mono_ms() - m->t_dump_done;
+		mig_progress(m, "ready", "%s restored %lld sockets (%.1f ms)",
+		    m->peer, (long long)n, ms);
+		mig_event(m, ME_RX_READY);
+		break;
+	case MSG_MIG_COMMITTED:
+		/* the peer's count, bounded by what was sent */
+		if (n > 0)
+			m->kinds.reset = n > (json_int_t)m->kinds.total ?
+			    m->kinds.total : (unsigned)n;
+		/* the service runs again, over there */
+		if (m->t_commit > 0 && m->ms[PH_COMMIT] < 0)
+			m->ms[PH_COMMIT] = mono_ms() - m->t_commit;
+		if (m->t_freeze > 0 && m->ms[PH_DOWNTIME] < 0)
+			m->ms[PH_DOWNTIME] = mono_ms() - m->t_freeze;
+		if (m->state == MS_COMMITTING || m->state == MS_IN_DOUBT)
+			mig_progress(m, "live", "%s is live on %s, workload pid "
+			    "%lld (%.1f ms)%s", m->ns, m->peer, (long long)pid,
+			    ms, n > 0 ? "; some connections could not resume "
+			    "and were reset (see its log)" : "");
+		mig_event(m, ME_RX_COMMITTED);
+		break;
+	case MSG_MIG_ABORTED:
+		if (a.reason != NULL)
+			copy_reason(m, a.reason, NULL);
+		else
+			snprintf(m->reason, sizeof(m->reason), "%s discarded "
+			    "the migration (ABORTED)", m->peer);
+		mig_event(m, ME_RX_ABORTED);
+		break;
+	default:
+		log_warnx("migration %s: %s from %s is not for a source",
+		    m->id, migr_msgname(type), m->peer);
+		break;
+	}
+}
+
+void
+src_cleanup(struct mig *m)
+{
+	src_outq_free(m);
+	/* neither committed nor rolled back (migrd stops in doubt): the
+	 * sockets stay in repair for the next migrd */
+	if (m->have_src)
+		migsrc_free(&m->src);
+	m->have_src = 0;
+}

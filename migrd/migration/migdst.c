@@ -1,0 +1,206 @@
+/* SPDX-License-Identifier: ISC */
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "announce.h"
+#include "clock.h"
+#include "errbuf.h"
+#include "log.h"
+#include "migdst.h"
+#include "netns.h"
+#include "nsbuild.h"
+#include "nslock.h"
+#include "sk_engine.h"
+
+int
+migdst_build(struct migdst *d, const char *ns, const char *hostif,
+    const struct nsdump *dump, char *err, size_t errlen)
+{
+	double t0 = mono_ms();
+
+	memset(d, 0, sizeof(*d));
+	snprintf(d->ns, sizeof(d->ns), "%s", ns);
+	snprintf(d->hostif, sizeof(d->hostif), "%s", hostif);
+	if (nsbuild_create(ns, err, errlen) < 0)
+		return -1;
+	/* locked before any of its links is up */
+	if (nslock_take(ns, err, errlen) < 0 ||
+	    nsbuild_apply(ns, dump, hostif, err, errlen) < 0) {
+		nsbuild_delete(ns, hostif, NULL, 0);
+		return -1;
+	}
+	d->built = 1;
+	d->fig.build_ms = mono_ms() - t0;
+	return 0;
+}
+
+/* "10.77.0.100-7000", with an IPv6 address's colons as dots: a name in
+ * LISTEN_FDNAMES may hold no colon. */
+static void
+addr_text(const struct sockaddr_storage *ss, char *buf, size_t len)
+{
+	char a[INET6_ADDRSTRLEN] = "?", *p;
+	const void *src = ss->ss_family == AF_INET6 ?
+	    (const void *)&((const struct sockaddr_in6 *)ss)->sin6_addr :
+	    (const void *)&((const struct sockaddr_in *)ss)->sin_addr;
+
+	inet_ntop(ss->ss_family, src, a, sizeof(a));
+	for (p = a; *p; p++)
+		if (*p == ':')
+			*p = '.';
+	snprintf(buf, len, "%s-%u", a, sk_addr_port(ss));
+}
+
+int
+migdst_restore(struct migdst *d, const struct sk_state *st, char *err,
+    size_t errlen)
+{
+	double t0 = mono_ms();
+	struct migdst_item *it;
+	char l[64], r[64];
+	int saved;
+
+	it = realloc(d->items, (d->nitems + 1) * sizeof(*it));
+	if (it == NULL) {
+		errbuf_errno(err, errlen, "realloc");
+		return -1;
+	}
+	d->items = it;
+	it = &d->items[d->nitems];
+	memset(it, 0, sizeof(*it));
+	/* the socket must be made inside the namespace */
+	saved = netns_enter(d->ns, err, errlen);
+	if (saved < 0)
+		return -1;
+	it->h = sk_restore(st);
+	if (netns_leave(saved, err, errlen) < 0) {
+		if (it->h != NULL)
+			sk_abort(it->h);
+		return -1;
+	}
+	if (it->h == NULL) {
+		errbuf(err, errlen, "the engine could not rebuild it (see the "
+		    "log)");
+		return -1;
+	}
+	it->id = st->id;
+	it->listener = st->state == SK_ST_LISTEN;
+	addr_text(&st->local, l, sizeof(l));
+	if (st->flags & SK_F_REMOTE) {
+		addr_text(&st->remote, r, sizeof(r));
+		snprintf(it->name, sizeof(it->name), "%s-%s-%s",
+		    it->listener ? "listen" : st->proto == SK_PROTO_UDP ?
+		    "udp" : "conn", l, r);
+	} else {
+		snprintf(it->name, sizeof(it->name), "%s-%s",
+		    it->listener ? "listen" : st->proto == SK_PROTO_UDP ?
+		    "udp" : "sock", l);
+	}
+	d->nitems++;
+	d->fig.sockets++;
+	d->fig.restore_ms += mono_ms() - t0;
+	return 0;
+}
+
+int
+migdst_go_live(struct migdst *d, const char *bridge, int **fdsp,
+    char ***namesp, size_t *np, char *err, size_t errlen)
+{
+	double t0 = mono_ms();
+	int *fds = NULL;
+	char **names = NULL, why[256];
+	size_t i, n = 0;
+	int pass;
+
+	if (nsbuild_attach(d->hostif, bridge, err, errlen) < 0 ||
+	    nslock_release(d->ns, err, errlen) < 0)
+		return -1;
+	if (announce_addrs(d->ns, "eth0", why, sizeof(why)) < 0)
+		log_warnx("%s: %s: not announced: %s", __func__, d->ns, why);
+	fds = calloc(d->nitems + 1, sizeof(*fds));
+	names = calloc(d->nitems + 1, sizeof(*names));
+	if (fds == NULL || names == NULL)
+		goto out_fail;
+	/*
+	 * Every socket leaves repair (a window probe restarts each flow)
+	 * and queues its never-sent bytes, waiting for no peer.  One that
+	 * cannot take them back (the host is out of socket memory) is
+	 * reset: its peer learns at once, rather than read a stream with a
+	 * gap in it.
+	 */
+	for (i = 0; i < d->nitems; i++) {
+		if (sk_resume(d->items[i].h, 0) == 0)
+			continue;
+		log_warnx("%s: %s: socket %llu could not resume: reset", __func__,
+		    d->ns, (unsigned long long)d->items[i].id);
+		sk_reset(d->items[i].h);
+		d->items[i].h = NULL;
+		d->fig.reset++;
+	}
+	/* listeners first, then the rest, in record order */
+	for (pass = 0; pass < 2; pass++) {
+		for (i = 0; i < d->nitems; i++) {
+			struct migdst_item *it = &d->items[i];
+
+			if (it->h == NULL || it->listener != (pass == 0))
+				continue;
+			names[n] = strdup(it->name);
+			if (names[n] == NULL)
+				goto out_fail;
+			fds[n++] = sk_detach(it->h);
+			it->h = NULL;
+		}
+	}
+	d->built = 0;		/* it is the workload's now */
+	d->fig.live_ms = mono_ms() - t0;
+	*fdsp = fds;
+	*namesp = names;
+	*np = n;
+	return 0;
+out_fail:
+	errbuf_errno(err, errlen, "out of memory");
+	migdst_free_fds(fds, names, n);
+	return -1;
+}
+
+void
+migdst_free_fds(int *fds, char **names, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (fds != NULL)
+			close(fds[i]);
+		if (names != NULL)
+			free(names[i]);
+	}
+	free(fds);
+	free(names);
+}
+
+void
+migdst_discard(struct migdst *d)
+{
+	char why[256];
+	size_t i;
+
+	for (i = 0; i < d->nitems; i++) {
+		if (d->items[i].h != NULL)
+			sk_abort(d->items[i].h);	/* silent: still in repair */
+		d->items[i].h = NULL;
+	}
+	if (d->built && nsbuild_delete(d->ns, d->hostif, why, sizeof(why)) < 0)
+		log_warnx("%s: %s: %s", __func__, d->ns, why);
+	d->built = 0;
+}
+
+void
+migdst_free(struct migdst *d)
+{
+	migdst_discard(d);
+	free(d->items);
+	memset(d, 0, sizeof(*d));
+}

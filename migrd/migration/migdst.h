@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * The destination side of a migration, as the protocol's actions
+ * (migfsm.h) need it.
+ *
+ *	migdst_build(&d, ns, hostif, dump)  create the ns, lock it, build its
+ *					    links, addresses and routes; the
+ *					    outer veth end stays detached
+ *	migdst_restore(&d, st)		    each socket record, as it comes:
+ *					    rebuilt inside the ns, in repair
+ *	then either
+ *	migdst_go_live(&d, bridge, ...)	    attach, unlock, announce, take
+ *					    every socket out of repair (window
+ *					    probes), hand back their fds
+ *	MIGDST_REANNOUNCE_MS later:	    announce again (announce.h): the
+ *					    first can be lost while the new
+ *					    bridge port settles; the caller
+ *					    times it, so a daemon's loop is
+ *					    never put to sleep
+ *	or
+ *	migdst_discard(&d)		    close the sockets silently and
+ *					    delete the ns
+ *	migdst_free(&d)
+ */
+#ifndef MIGR_MIGDST_H
+#define MIGR_MIGDST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "nsdump.h"
+#include "sk_engine.h"
+
+#define MIGDST_NAME_MAX	160
+#define MIGDST_REANNOUNCE_MS	150
+
+struct sk_handle;
+
+struct migdst_item {
+	struct sk_handle	*h;
+	uint64_t		 id;
+	int			 listener;
+	char			 name[MIGDST_NAME_MAX];	/* LISTEN_FDNAMES entry */
+};
+
+struct migdst_figures {
+	double		build_ms, restore_ms, live_ms;
+	size_t		sockets;
+	size_t		reset;		/* could not resume: reset */
+};
+
+struct migdst {
+	char			 ns[64];
+	char			 hostif[16];
+	struct migdst_item	*items;
+	size_t			 nitems;
+	int			 built;
+	struct migdst_figures	 fig;
+};
+
+/* Each returns 0, or -1 with the reason in err. */
+int	migdst_build(struct migdst *, const char *ns, const char *hostif,
+	    const struct nsdump *, char *err, size_t errlen);
+int	migdst_restore(struct migdst *, const struct sk_state *, char *err,
+	    size_t errlen);
+/*
+ * On success *fds and *names (allocated, listeners first) hold the
+ * sockets for the workload; free with migdst_free_fds().
+ */
+int	migdst_go_live(struct migdst *, const char *bridge, int **fds,
+	    char ***names, size_t *n, char *err, size_t errlen);
+void	migdst_free_fds(int *fds, char **names, size_t n);
+void	migdst_discard(struct migdst *);
+void	migdst_free(struct migdst *);
+
+#endif

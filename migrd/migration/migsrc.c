@@ -1,0 +1,520 @@
+/* SPDX-License-Identifier: ISC */
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "clock.h"
+#include "errbuf.h"
+#include "log.h"
+#include "mcast.h"
+#include "migsrc.h"
+#include "nsbuild.h"
+#include "nsdump.h"
+#include "nslock.h"
+#include "sk_engine.h"
+#include "sk_json.h"
+#include "sockdiag.h"
+
+#define MAX_ACCEPT	4096
+
+/* why += "; text" */
+static void
+add_why(char *why, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	size_t n = strnlen(why, len);
+
+	if (n + 3 >= len)
+		return;
+	if (n > 0) {
+		memcpy(why + n, "; ", 3);
+		n += 2;
+	}
+	va_start(ap, fmt);
+	vsnprintf(why + n, len - n, fmt, ap);
+	va_end(ap);
+}
+
+/* One reason: into why ("; " between reasons) and, when given, as an
+ * element of reasons. */
+static void
+refuse(char *why, size_t len, json_t *reasons, const char *fmt, ...)
+{
+	char one[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(one, sizeof(one), fmt, ap);
+	va_end(ap);
+	add_why(why, len, "%s", one);
+	if (reasons != NULL)
+		json_array_append_new(reasons, json_string(one));
+}
+
+/* The engine's reasons for one socket ("a; b"), each with its owner. */
+static void
+refuse_socket(char *why, size_t len, json_t *reasons,
+    const struct collect_sock *cs, char *engine)
+{
+	char *p = engine, *q;
+
+	for (;;) {
+		if ((q = strstr(p, "; ")) != NULL)
+			*q = '\0';
+		refuse(why, len, reasons, "pid %d fd %d: %s",
+		    (int)cs->users[0].pid, cs->users[0].fd, p);
+		if (q == NULL)
+			break;
+		p = q + 2;
+	}
+}
+
+int
+migsrc_check(const char *ns, const char *cgroup, char *why, size_t len,
+    json_t *reasons)
+{
+	struct collect_set set;
+	struct sockdiag_sock *diag = NULL;
+	const struct sockdiag_sock *d;
+	char one[1024];
+	size_t i, ndiag = 0;
+	int n;
+
+	if (len > 0)
+		why[0] = '\0';
+	if (collect_sockets(cgroup, &set, one, sizeof(one)) < 0) {
+		refuse(why, len, reasons, "cannot collect the sockets: %s",
+		    one);
+		return -1;
+	}
+	if (sockdiag_tcp(ns, &diag, &ndiag, one, sizeof(one)) < 0) {
+		refuse(why, len, reasons, "cannot list the TCP sockets: %s",
+		    one);
+		collect_free(&set);
+		return -1;
+	}
+	for (i = 0; i < set.nsocks; i++) {
+		const struct collect_sock *cs = &set.socks[i];
+
+		if (sk_check(cs->fd, one, sizeof(one)) < 0)
+			refuse_socket(why, len, reasons, cs, one);
+		if ((d = sockdiag_find(diag, ndiag, (uint32_t)cs->ino)) !=
+		    NULL && d->md5)
+			refuse(why, len, reasons, "pid %d fd %d: tcp: "
+			    "TCP_MD5SIG keys cannot be moved (no call reads "
+			    "them back)", (int)cs->users[0].pid,
+			    cs->users[0].fd);
+	}
+	if ((n = mcast_joined(ns, one, sizeof(one))) > 0)
+		refuse(why, len, reasons, "multicast groups joined (a "
+		    "socket's memberships cannot be read back): %s", one);
+	else if (n < 0)
+		refuse(why, len, reasons, "%s", one);
+	free(diag);
+	n = set.nsocks > INT_MAX ? INT_MAX : (int)set.nsocks;
+	collect_free(&set);
+	return why[0] == '\0' ? n : -1;
+}
+
+int
+migsrc_orphans(const char *ns, char *why, size_t len)
+{
+	struct sockdiag_sock *diag;
+	char one[160];
+	size_t i, n;
+	int busy = 0;
+
+	if (len > 0)
+		why[0] = '\0';
+	if (sockdiag_tcp(ns, &diag, &n, why, len) < 0)
+		return -1;
+	for (i = 0; i < n; i++) {
+		if (!sockdiag_orphan_busy(&diag[i]))
+			continue;
+		if (busy++ < 3) {
+			sockdiag_describe(&diag[i], one, sizeof(one));
+			add_why(why, len, "%s", one);
+		}
+	}
+	if (busy > 3)
+		add_why(why, len, "and %d more", busy - 3);
+	free(diag);
+	return busy;
+}
+
+/* An orphan that appeared after the wait (a close between the last look
+ * and the freeze) cannot be carried: the migration rolls back. */
+static int
+orphan_check(struct migsrc *s, char *err, size_t errlen)
+{
+	char one[160];
+	size_t i;
+
+	for (i = 0; i < s->ndiag; i++) {
+		if (!sockdiag_orphan_busy(&s->diag[i]))
+			continue;
+		sockdiag_describe(&s->diag[i], one, sizeof(one));
+		errbuf(err, errlen, "an orphaned connection still owes its "
+		    "peer bytes, and has no file to move: %s", one);
+		return -1;
+	}
+	return 0;
+}
+
+int
+migsrc_freeze(struct migsrc *s, const char *ns, const char *cgroup,
+    int timeout_ms, char *err, size_t errlen)
+{
+	double t0 = mono_ms(), t1;
+	char why[256];
+
+	memset(s, 0, sizeof(*s));
+	snprintf(s->ns, sizeof(s->ns), "%s", ns);
+	snprintf(s->cgroup, sizeof(s->cgroup), "%s", cgroup);
+	if (cgroup_freeze(cgroup, timeout_ms, err, errlen) < 0)
+		goto out_thaw;
+	s->frozen = 1;
+	t1 = mono_ms();
+	s->fig.freeze_ms = t1 - t0;
+	if (nslock_take(ns, err, errlen) < 0)
+		goto out_thaw;
+	s->locked = 1;
+	s->fig.lock_ms = mono_ms() - t1;
+	t1 = mono_ms();
+	if (collect_sockets(cgroup, &s->set, err, errlen) < 0 ||
+	    sockdiag_tcp(ns, &s->diag, &s->ndiag, err, errlen) < 0)
+		goto out_unlock;
+	s->fig.collect_ms = mono_ms() - t1;
+	if (orphan_check(s, err, errlen) < 0)
+		goto out_unlock;
+	return 0;
+
+out_unlock:
+	if (nslock_release(ns, why, sizeof(why)) < 0)
+		log_warnx("%s: %s", __func__, why);
+	s->locked = 0;
+out_thaw:
+	if (cgroup_thaw(cgroup, timeout_ms, why, sizeof(why)) < 0)
+		log_warnx("%s: %s", __func__, why);
+	s->frozen = 0;
+	return -1;
+}
+
+static struct migsrc_item *
+add_item(struct migsrc *s)
+{
+	struct migsrc_item *it;
+
+	it = realloc(s->items, (s->nitems + 1) * sizeof(*it));
+	if (it == NULL) {
+		log_warn("%s: realloc", __func__);
+		return NULL;
+	}
+	s->items = it;
+	it = &s->items[s->nitems++];
+	memset(it, 0, sizeof(*it));
+	it->id = s->nitems;
+	it->fd = -1;
+	return it;
+}
+
+static int
+emit_socket(struct migsrc *s, struct migsrc_item *it, uint64_t parent,
+    migsrc_emit_fn emit, void *arg, int *listener)
+{
+	struct sk_state *st;
+	uint32_t i;
+	json_t *j;
+
+	if (sk_save(it->h, &st) < 0)
+		return -1;
+	if (listener != NULL)
+		*listener = st->proto == SK_PROTO_TCP && st->state == SK_ST_LISTEN;
+	st->id = it->id;
+	if (parent) {
+		st->parent_id = parent;
+		st->flags |= SK_F_PARENT;
+	}
+	s->fig.queued_bytes += st->tcp.sndq_len + st->tcp.rcvq_len;
+	for (i = 0; i < st->udp.ndgrams; i++)
+		s->fig.queued_bytes += st->udp.dgrams[i].len;
+	j = sk_json_encode_split(st, s->inline_max ? s->inline_max :
+	    UINT32_MAX);
+	if (j == NULL) {
+		log_warnx("%s: cannot encode socket record %llu", __func__,
+		    (unsigned long long)it->id);
+		sk_state_free(st);
+		return -1;
+	}
+	return emit(j, st, arg);	/* it takes j and st */
+}
+
+/* Is the collected socket a listener? */
+static int
+is_listener(const struct collect_sock *cs)
+{
+	int acc = 0;
+	socklen_t alen = sizeof(acc);
+
+	getsockopt(cs->fd, SOL_SOCKET, SO_ACCEPTCONN, &acc, &alen);
+	return acc != 0;
+}
+
+/* Pause and save one collected socket, and a listener's waiting
+ * connections after it.  0 or -1. */
+static int
+dump_one(struct migsrc *s, struct collect_sock *cs, migsrc_emit_fn emit,
+    void *arg)
+{
+	const struct sockdiag_sock *d;
+	struct migsrc_item *it;
+	uint64_t lid;
+	size_t n = 0, j;
+	int listener, *fds;
+
+	if ((it = add_item(s)) == NULL)
+		return -1;
+	it->cs = cs;
+	it->h = sk_pause(cs->fd);
+	if (it->h == NULL)
+		return -1;
+	/* getpeername() does not tell a SYN_SENT socket's peer: sock_diag */
+	if ((d = sockdiag_find(s->diag, s->ndiag, (uint32_t)cs->ino)) !=
+	    NULL && d->state == SK_ST_SYN_SENT && sk_set_remote(it->h, &d->remote) < 0)
+		return -1;
+	if (emit_socket(s, it, 0, emit, arg, &listener) < 0)
+		return -1;
+	s->fig.sockets++;
+	if (!listener)
+		return 0;
+	/* a listener: its waiting connections go as established ones */
+	lid = it->id;
+	if ((fds = calloc(MAX_ACCEPT, sizeof(*fds))) == NULL) {
+		log_warn("%s: calloc", __func__);
+		return -1;
+	}
+	if (sk_accept_pending(it->h, fds, MAX_ACCEPT, &n) < 0) {
+		free(fds);
+		return -1;
+	}
+	for (j = 0; j < n; j++) {
+		struct migsrc_item *c = add_item(s);
+
+		if (c == NULL)
+			break;
+		c->accepted = 1;
+		c->fd = fds[j];
+		fds[j] = -1;
+		c->h = sk_pause(c->fd);
+		if (c->h == NULL || emit_socket(s, c, lid, emit, arg, NULL) < 0)
+			break;
+		s->fig.sockets++;
+		s->fig.accepted++;
+	}
+	for (; j < n; j++)
+		if (fds[j] >= 0)
+			close(fds[j]);
+	free(fds);
+	return j == n ? 0 : -1;
+}
+
+/*
+ * Listeners first: a connection restored before its listener takes the
+ * port with forced reuse, and the listener's plain bind then fails with
+ * EADDRINUSE.  The fd order of the tasks does not guarantee that (a
+ * restarted workload's fds come in any order).  The cursor walks the
+ * collected set twice: pass 1 listeners, pass 2 the rest.
+ */
+int
+migsrc_dump_next(struct migsrc *s, migsrc_emit_fn emit, void *arg)
+{
+	double t0 = mono_ms();
+	int rc = 0;
+
+	while (s->cursor < 2 * s->set.nsocks) {
+		struct collect_sock *cs;
+
+		cs = &s->set.socks[s->cursor % s->set.nsocks];
+		if ((s->cursor++ < s->set.nsocks) != is_listener(cs))
+			continue;
+		rc = dump_one(s, cs, emit, arg) < 0 ? -1 : 1;
+		break;
+	}
+	s->fig.dump_ms += mono_ms() - t0;
+	return rc;
+}
+
+struct ns_emit {
+	migsrc_emit_fn	 emit;
+	void		*arg;
+};
+
+static int
+ns_record(json_t *rec, void *arg)
+{
+	struct ns_emit *e = arg;
+
+	return e->emit(rec, NULL, e->arg);
+}
+
+int
+migsrc_dump(struct migsrc *s, migsrc_emit_fn emit, void *arg)
+{
+	struct ns_emit e = { emit, arg };
+	double t0 = mono_ms();
+	char why[256];
+	int rc;
+
+	if (nsdump_emit(s->ns, ns_record, &e, why, sizeof(why)) < 0) {
+		log_warnx("%s: %s", __func__, why);
+		return -1;
+	}
+	while ((rc = migsrc_dump_next(s, emit, arg)) > 0)
+		;
+	s->fig.dump_ms = mono_ms() - t0;
+	return rc;
+}
+
+int
+migsrc_reattach(struct migsrc *s, const char *ns, const char *cgroup,
+    char *err, size_t errlen)
+{
+	size_t i;
+
+	memset(s, 0, sizeof(*s));
+	snprintf(s->ns, sizeof(s->ns), "%s", ns);
+	snprintf(s->cgroup, sizeof(s->cgroup), "%s", cgroup);
+	/* whatever a dead migrd left: frozen, locked, sockets in repair */
+	s->frozen = s->locked = 1;
+	if (collect_sockets(cgroup, &s->set, err, errlen) < 0)
+		return -1;
+	for (i = 0; i < s->set.nsocks; i++) {
+		struct collect_sock *cs = &s->set.socks[i];
+		struct migsrc_item *it;
+
+		if (is_listener(cs))
+			continue;	/* never in repair */
+		if ((it = add_item(s)) == NULL) {
+			errbuf(err, errlen, "out of memory");
+			return -1;
+		}
+		it->cs = cs;
+		if ((it->h = sk_pause(cs->fd)) == NULL) {
+			errbuf(err, errlen, "pid %d fd %d cannot be paused",
+			    (int)cs->users[0].pid, cs->users[0].fd);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int
+migsrc_commit(struct migsrc *s, const char *hostif, int timeout_ms,
+    char *err, size_t errlen)
+{
+	char why[256];
+	size_t i;
+	int rc = 0;
+
+	/* the tasks die first: their fds close on sockets still in repair */
+	if (cgroup_kill(s->cgroup, timeout_ms, err, errlen) < 0)
+		rc = -1;
+	for (i = 0; i < s->nitems; i++) {
+		struct migsrc_item *it = &s->items[i];
+
+		if (it->h != NULL && sk_release(it->h) < 0)
+			rc = -1;
+		it->h = NULL;
+		if (it->cs != NULL)
+			it->cs->fd = -1;	/* closed by sk_release */
+		it->fd = -1;
+	}
+	if (nsbuild_delete(s->ns, hostif, why, sizeof(why)) < 0) {
+		if (rc == 0)
+			errbuf(err, errlen, "%s", why);
+		rc = -1;
+	}
+	/* the emptied cgroup goes too: left frozen, it would freeze the
+	 * next workload started in it (the service coming back here) */
+	if (cgroup_remove(s->cgroup, timeout_ms, why, sizeof(why)) < 0) {
+		if (rc == 0)
+			errbuf(err, errlen, "%s", why);
+		rc = -1;
+	}
+	s->frozen = s->locked = 0;
+	return rc;
+}
+
+int
+migsrc_rollback(struct migsrc *s, int timeout_ms, char *err, size_t errlen)
+{
+	char why[256];
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < s->nitems; i++) {
+		struct migsrc_item *it = &s->items[i];
+
+		if (it->accepted) {
+			/* no way back into the accept queue: reset, so the
+			 * client learns at once (a documented loss) */
+			if (it->h != NULL)
+				sk_reset(it->h);
+			else if (it->fd >= 0)
+				close(it->fd);
+		} else if (it->h != NULL && sk_rollback(it->h) < 0) {
+			if (rc == 0)
+				errbuf(err, errlen, "a socket did not leave "
+				    "repair (see the log)");
+			rc = -1;
+		}
+		it->h = NULL;
+		it->fd = -1;
+	}
+	if (s->locked && nslock_release(s->ns, why, sizeof(why)) < 0) {
+		if (rc == 0)
+			errbuf(err, errlen, "%s", why);
+		rc = -1;
+	}
+	s->locked = 0;
+	if (s->frozen && cgroup_thaw(s->cgroup, timeout_ms, why,
+	    sizeof(why)) < 0) {
+		if (rc == 0)
+			errbuf(err, errlen, "%s", why);
+		rc = -1;
+	}
+	s->frozen = 0;
+	return rc;
+}
+
+void
+migsrc_free(struct migsrc *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->nitems; i++) {
+		struct migsrc_item *it = &s->items[i];
+
+		/* neither committed nor rolled back: leave the socket as it
+		 * is, drop only our hold on it */
+		if (it->h != NULL) {
+			int fd = sk_detach(it->h);
+
+			if (it->accepted)
+				close(fd);
+		} else if (it->accepted && it->fd >= 0) {
+			close(it->fd);
+		}
+	}
+	free(s->items);
+	free(s->diag);
+	collect_free(&s->set);
+	memset(s, 0, sizeof(*s));
+}
