@@ -381,8 +381,8 @@ static int
 live_prepare(struct mig *m, char *err, size_t errlen)
 {
 	char *argv[NSARG_ARGV_MAX + 1], **names = NULL;
-	int *fds = NULL, pass, rc = -1;
-	size_t i, n = 0;
+	int *fds = NULL, rc = -1;
+	size_t i, n;
 
 	m->live.pid = -1;
 	if (m->argv == NULL)
@@ -398,15 +398,7 @@ live_prepare(struct mig *m, char *err, size_t errlen)
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
-	for (pass = 0; pass < 2; pass++)
-		for (i = 0; i < m->dst.nitems; i++) {
-			struct migdst_item *it = &m->dst.items[i];
-
-			if (it->h == NULL || it->listener != (pass == 0))
-				continue;
-			names[n] = it->name;
-			fds[n++] = sk_handle_fd(it->h);
-		}
+	n = migdst_workload_fds(&m->dst, fds, names);
 	rc = workload_prepare(m->ns, fds, names, n, argv, &m->live, err,
 	    errlen);
 out:
@@ -419,17 +411,14 @@ static void
 go_live(struct mig *m)
 {
 	struct timeval gap = { 0, MIGDST_REANNOUNCE_MS * 1000 };
-	char **names = NULL, err[256];
-	int *fds = NULL;
-	size_t n = 0;
+	char err[256];
 	char *ns;
 
 	if (mig_fault("dst-crash-commit")) {
 		log_warnx("fault injected: dst-crash-commit: exiting");
 		_exit(3);
 	}
-	if (migdst_go_live(&m->dst, migrd.conf.bridge, &fds, &names, &n, err,
-	    sizeof(err)) < 0) {
+	if (migdst_go_live(&m->dst, migrd.conf.bridge, err, sizeof(err)) < 0) {
 		/* past the commit point there is no way back */
 		snprintf(m->reason, sizeof(m->reason), "going live failed, "
 		    "the service is down: %.200s", err);
@@ -438,7 +427,7 @@ go_live(struct mig *m)
 		return;
 	}
 	/* the workload holds its own copies since live_prepare() */
-	migdst_free_fds(fds, names, n);
+	migdst_release(&m->dst);
 	m->pid = 0;
 	if (m->live.pid > 0 &&
 	    (m->pid = launch_go(&m->live, err, sizeof(err))) < 0) {

@@ -106,24 +106,17 @@ migdst_restore(struct migdst *d, const struct sk_state *st, char *err,
 }
 
 int
-migdst_go_live(struct migdst *d, const char *bridge, int **fdsp,
-    char ***namesp, size_t *np, char *err, size_t errlen)
+migdst_go_live(struct migdst *d, const char *bridge, char *err, size_t errlen)
 {
 	double t0 = mono_ms();
-	int *fds = NULL;
-	char **names = NULL, why[256];
-	size_t i, n = 0;
-	int pass;
+	char why[256];
+	size_t i;
 
 	if (nsbuild_attach(d->hostif, bridge, err, errlen) < 0 ||
 	    nslock_release(d->ns, err, errlen) < 0)
 		return -1;
 	if (announce_addrs(d->ns, "eth0", why, sizeof(why)) < 0)
 		log_warnx("%s: %s: not announced: %s", __func__, d->ns, why);
-	fds = calloc(d->nitems + 1, sizeof(*fds));
-	names = calloc(d->nitems + 1, sizeof(*names));
-	if (fds == NULL || names == NULL)
-		goto out_fail;
 	/*
 	 * Every socket leaves repair (a window probe restarts each flow)
 	 * and queues its never-sent bytes, waiting for no peer.  One that
@@ -132,7 +125,7 @@ migdst_go_live(struct migdst *d, const char *bridge, int **fdsp,
 	 * gap in it.
 	 */
 	for (i = 0; i < d->nitems; i++) {
-		if (sk_resume(d->items[i].h, 0) == 0)
+		if (d->items[i].h == NULL || sk_resume(d->items[i].h, 0) == 0)
 			continue;
 		log_warnx("%s: %s: socket %llu could not resume: reset", __func__,
 		    d->ns, (unsigned long long)d->items[i].id);
@@ -140,45 +133,40 @@ migdst_go_live(struct migdst *d, const char *bridge, int **fdsp,
 		d->items[i].h = NULL;
 		d->fig.reset++;
 	}
+	d->fig.live_ms = mono_ms() - t0;
+	return 0;
+}
+
+size_t
+migdst_workload_fds(const struct migdst *d, int *fds, char **names)
+{
+	size_t i, n = 0;
+	int pass;
+
 	/* listeners first, then the rest, in record order */
-	for (pass = 0; pass < 2; pass++) {
+	for (pass = 0; pass < 2; pass++)
 		for (i = 0; i < d->nitems; i++) {
 			struct migdst_item *it = &d->items[i];
 
 			if (it->h == NULL || it->listener != (pass == 0))
 				continue;
-			names[n] = strdup(it->name);
-			if (names[n] == NULL)
-				goto out_fail;
-			fds[n++] = sk_detach(it->h);
-			it->h = NULL;
+			names[n] = it->name;
+			fds[n++] = sk_handle_fd(it->h);
 		}
-	}
-	d->built = 0;		/* it is the workload's now */
-	d->fig.live_ms = mono_ms() - t0;
-	*fdsp = fds;
-	*namesp = names;
-	*np = n;
-	return 0;
-out_fail:
-	errbuf_errno(err, errlen, "out of memory");
-	migdst_free_fds(fds, names, n);
-	return -1;
+	return n;
 }
 
 void
-migdst_free_fds(int *fds, char **names, size_t n)
+migdst_release(struct migdst *d)
 {
 	size_t i;
 
-	for (i = 0; i < n; i++) {
-		if (fds != NULL)
-			close(fds[i]);
-		if (names != NULL)
-			free(names[i]);
+	for (i = 0; i < d->nitems; i++) {
+		if (d->items[i].h != NULL)
+			close(sk_detach(d->items[i].h));
+		d->items[i].h = NULL;
 	}
-	free(fds);
-	free(names);
+	d->built = 0;		/* it is the workload's now */
 }
 
 void

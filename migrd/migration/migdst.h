@@ -9,9 +9,15 @@
  *	migdst_restore(&d, st)		    each socket record, as it comes:
  *					    rebuilt inside the ns, in repair
  *	then either
+ *	migdst_workload_fds(&d, fds, names) the sockets in the order the
+ *					    workload takes them (listeners
+ *					    first), still ours, any time after
+ *					    the last restore
  *	migdst_go_live(&d, bridge, ...)	    attach, unlock, announce, take
  *					    every socket out of repair (window
- *					    probes), hand back their fds
+ *					    probes)
+ *	migdst_release(&d)		    close our copies once the workload
+ *					    holds its own; the ns is its now
  *	MIGDST_REANNOUNCE_MS later:	    announce again (announce.h): the
  *					    first can be lost while the new
  *					    bridge port settles; the caller
@@ -63,13 +69,15 @@ int	migdst_build(struct migdst *, const char *ns, const char *hostif,
 	    const struct nsdump *, char *err, size_t errlen);
 int	migdst_restore(struct migdst *, const struct sk_state *, char *err,
 	    size_t errlen);
+int	migdst_go_live(struct migdst *, const char *bridge, char *err,
+	    size_t errlen);
 /*
- * On success *fds and *names (allocated, listeners first) hold the
- * sockets for the workload; free with migdst_free_fds().
+ * fds and names have room for nitems; they get the sockets' descriptors
+ * and LISTEN_FDNAMES entries, borrowed from d, listeners first.  Returns
+ * how many.
  */
-int	migdst_go_live(struct migdst *, const char *bridge, int **fds,
-	    char ***names, size_t *n, char *err, size_t errlen);
-void	migdst_free_fds(int *fds, char **names, size_t n);
+size_t	migdst_workload_fds(const struct migdst *, int *fds, char **names);
+void	migdst_release(struct migdst *);
 void	migdst_discard(struct migdst *);
 void	migdst_free(struct migdst *);
 

@@ -225,11 +225,16 @@ dest(const char *ns, const char *hostif, const char *bridge, const char *cg,
 		log_warnx("%s", err);
 		goto out_discard;
 	}
-	if (migdst_go_live(&d, bridge, &fds, &names, &nfds, err,
-	    sizeof(err)) < 0) {
+	if ((fds = calloc(d.nitems + 1, sizeof(*fds))) == NULL ||
+	    (names = calloc(d.nitems + 1, sizeof(*names))) == NULL) {
+		log_warnx("out of memory");
+		goto out_discard;
+	}
+	if (migdst_go_live(&d, bridge, err, sizeof(err)) < 0) {
 		log_warnx("go live: %s", err);
 		goto out_discard;
 	}
+	nfds = migdst_workload_fds(&d, fds, names);
 	{
 		struct timespec gap = { 0, MIGDST_REANNOUNCE_MS * 1000000L };
 
@@ -244,7 +249,7 @@ dest(const char *ns, const char *hostif, const char *bridge, const char *cg,
 
 		pid = launch_workload(&sp, err, sizeof(err));
 	}
-	migdst_free_fds(fds, names, nfds);
+	migdst_release(&d);
 	if (pid < 0) {
 		log_warnx("workload: %s", err);
 		goto out;
@@ -260,6 +265,8 @@ out_discard:
 	rc = discard ? 0 : 1;
 out:
 	migdst_free(&d);
+	free(fds);
+	free(names);
 	if (f != NULL)
 		fclose(f);
 	free(line);
