@@ -1,18 +1,28 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * The migration protocol, model-checked.  Both state machines of
- * migrd/migration/migfsm.c are wired to a model channel (two FIFOs that lose
- * everything when the channel drops), and every reachable combination of
- * states, queued messages and channel status is explored breadth-first
- * under every event: message delivery, channel loss and recovery,
- * timeouts, local failures, daemon restarts, operator cancels, and
- * steps taken while the state file cannot be written (a full disk): a
- * restart finds what the source last wrote, not what it had in memory.
- * For each
- * reachable state we check that at most one host has the namespace live,
- * and that healing (channel up, messages delivered, timers fired) ends
- * with exactly one host having it.  Scripted scenarios check the action
- * sequences of the common paths.
+ * migrd/migration/migfsm.c are wired to a model channel (two FIFOs that
+ * lose everything when the channel drops) and to what mig.c keeps
+ * beside them: the destination's committed list (an id from the commit
+ * point until the source's FORGET), the source's FORGET once its move is
+ * written down, the destination's replay of COMMITTED on every
+ * channel-up, the entries each side frees once a migration ended, and
+ * the operator's resolve (only while the peer is unreachable, as
+ * migctl's guard has it).  Every reachable combination of states,
+ * queued messages and channel status is explored breadth-first under
+ * every event: message delivery, late duplicates, channel loss and
+ * recovery, timeouts, local failures, daemon restarts (a restart finds
+ * the state file, not memory), operator cancels and resolves, and steps
+ * taken while the state file cannot be written (a full disk).
+ *
+ * For each reachable state: at most one host has the namespace live;
+ * the committed list never names a namespace that is not live; the
+ * source never acts on a decision its file does not hold.  Healing
+ * (channel up, messages delivered, timers fired) ends with exactly one
+ * host live and, once the source's file is clean, the destination's
+ * committed list empty.  Each property is shown to catch a mutated
+ * protocol (a destination that forgets early, an unguarded resolve).
+ * Scripted scenarios check the action sequences of the common paths.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -27,40 +37,67 @@
 
 #define QMAX 3
 
-/* A message is the event its receiver sees; 0 (ME_CMD_MIGRATE) is never
- * sent, so it marks an empty slot. */
+/* FORGET is handled beside the machines (mig.c), not by them. */
+#define EV_FORGET	((uint8_t)MIG_NEVENTS)
+
+/*
+ * A message is the event its receiver sees; 0 (ME_CMD_MIGRATE) is never
+ * sent, so it marks an empty slot.  MS_RUNNING and MS_DONE on the source,
+ * MD_IDLE on the destination, are "no entry": mig.c frees a migration
+ * once it ended and answers what still comes for it from the committed
+ * list (destination) or with FORGET (source).
+ */
 struct world {
 	uint8_t	s, d;		/* states */
 	uint8_t	fs;		/* the source's state file, as last written */
-	uint8_t	fd;		/* the destination's: FD_* */
+	uint8_t	sclean;		/* the source's last write succeeded */
+	uint8_t	dc;		/* the destination's committed list has it */
+	uint8_t	dlive;		/* live on the destination, entry freed */
 	uint8_t	up;		/* channel up */
 	uint8_t	started;	/* the operator said migrate */
 	uint8_t	sd[QMAX], nsd;	/* source -> destination */
 	uint8_t	ds[QMAX], nds;	/* destination -> source */
 };
 
-/* What the destination's file holds of the migration, and a namespace
- * live there that its restarted migrd does not know of (it answers a
- * COMMIT with ABORTED: the source rolls back, two live copies). */
-enum { FD_NONE, FD_LIVE, FD_GHOST, FD_N };
+/* Protocol mutations, to show that the checker catches each. */
+enum bug {
+	BUG_NONE,
+	BUG_FORGET_ON_ANSWER,	/* the destination drops the id once it
+				 * answered COMMITTED (the old ring) */
+	BUG_RESOLVE_UNGUARDED,	/* resolve rollback with the peer up */
+	BUG_NO_REPLAY,		/* no COMMITTED replay on channel-up */
+};
+static enum bug bug;
 
 static int
-push(uint8_t *q, uint8_t *n, enum mig_event ev)
+push(uint8_t *q, uint8_t *n, uint8_t ev)
 {
 	if (*n == QMAX)
 		return -1;
-	q[(*n)++] = (uint8_t)ev;
+	q[(*n)++] = ev;
 	return 0;
 }
 
-static enum mig_event
+static uint8_t
 pop(uint8_t *q, uint8_t *n)
 {
-	enum mig_event ev = q[0];
+	uint8_t ev = q[0];
 
 	memmove(q, q + 1, --(*n));
 	q[*n] = 0;
 	return ev;
+}
+
+static int
+send_sd(struct world *w, uint8_t ev)
+{
+	return w->up ? push(w->sd, &w->nsd, ev) : 0;
+}
+
+static int
+send_ds(struct world *w, uint8_t ev)
+{
+	return w->up ? push(w->ds, &w->nds, ev) : 0;
 }
 
 /* Carry out a step's sends; -1 if a queue would overflow the model. */
@@ -82,51 +119,103 @@ apply_sends(struct world *w, enum mig_role role, unsigned a)
 	size_t i;
 
 	for (i = 0; i < sizeof(sends) / sizeof(sends[0]); i++) {
-		if (!(a & sends[i].act) || !w->up)
+		if (!(a & sends[i].act))
 			continue;
-		if (role == MIG_SOURCE ? push(w->sd, &w->nsd, sends[i].ev) :
-		    push(w->ds, &w->nds, sends[i].ev))
+		if (role == MIG_SOURCE ? send_sd(w, (uint8_t)sends[i].ev) :
+		    send_ds(w, (uint8_t)sends[i].ev))
 			return -1;
 	}
+	return 0;
+}
+
+/*
+ * One step of a role's machine.  saved: the state file can be written
+ * (else a step into a vital state is not taken, migfsm_unsaved()
+ * instead, and the file keeps what it had, as mig.c does).
+ */
+static int
+step(struct world *w, enum mig_role role, enum mig_event ev, int saved)
+{
+	uint8_t *cur = role == MIG_SOURCE ? &w->s : &w->d;
+	struct mig_step st = migfsm_step(role, *cur, ev);
+
+	if (!saved && (st.actions & MA_PERSIST) &&
+	    migfsm_vital(role, st.next))
+		st = migfsm_unsaved(role, *cur);
+	*cur = (uint8_t)st.next;
+	if (role == MIG_SOURCE && (st.actions & MA_PERSIST)) {
+		if (saved)
+			w->fs = (uint8_t)st.next;
+		w->sclean = (uint8_t)saved;
+	}
+	/*
+	 * The id goes into the committed list in the commit point's write;
+	 * going live then runs to its end (event 19) before anything else
+	 * reaches the destination, and COMMITTED leaves at that end.
+	 */
+	if (role == MIG_DEST && (st.actions & MA_PERSIST) &&
+	    st.next == MD_LIVE) {
+		w->dc = 1;
+		st.actions &= ~(unsigned)MA_SEND_COMMITTED;
+	}
+	if (apply_sends(w, role, st.actions) < 0)
+		return -1;
+	/* moved and written down: the source tells the destination */
+	if (role == MIG_SOURCE && st.next == MS_DONE &&
+	    (st.actions & MA_PERSIST) && w->sclean)
+		return send_sd(w, EV_FORGET);
 	return 0;
 }
 
 static int
 feed(struct world *w, enum mig_role role, enum mig_event ev)
 {
-	uint8_t *cur = role == MIG_SOURCE ? &w->s : &w->d;
-	struct mig_step st = migfsm_step(role, *cur, ev);
-
-	*cur = (uint8_t)st.next;
-	if (role == MIG_SOURCE && (st.actions & MA_PERSIST))
-		w->fs = (uint8_t)st.next;
-	if (role == MIG_DEST && (st.actions & MA_PERSIST) &&
-	    st.next == MD_LIVE)
-		w->fd = FD_LIVE;
-	return apply_sends(w, role, st.actions);
+	return step(w, role, ev, 1);
 }
 
-/* What is live on the destination: its machine's state, or a namespace
- * its migrd forgot. */
+/* A message reaches the destination (mig_rx()). */
+static int
+dest_rx(struct world *w, uint8_t ev, int saved)
+{
+	if (ev == EV_FORGET) {
+		w->dc = 0;
+		return 0;
+	}
+	if (w->d == MD_IDLE) {		/* no entry */
+		if (ev == ME_RX_COMMIT) {
+			uint8_t ans = w->dc ? ME_RX_COMMITTED : ME_RX_ABORTED;
+
+			if (bug == BUG_FORGET_ON_ANSWER)
+				w->dc = 0;
+			return send_ds(w, ans);
+		}
+		/* its id is committed here, or its name taken */
+		if (ev == ME_RX_PREPARE && (w->dc || w->dlive))
+			return send_ds(w, ME_RX_REFUSED);
+		if (ev != ME_RX_PREPARE)
+			return 0;
+	}
+	return step(w, MIG_DEST, (enum mig_event)ev, saved);
+}
+
+/* A message reaches the source. */
+static int
+source_rx(struct world *w, uint8_t ev, int saved)
+{
+	if (w->s == MS_RUNNING || w->s == MS_DONE) {	/* no entry */
+		if (ev == ME_RX_COMMITTED && w->sclean)
+			return send_sd(w, EV_FORGET);
+		return 0;
+	}
+	return step(w, MIG_SOURCE, (enum mig_event)ev, saved);
+}
+
+/* What is live on the destination: going live (the commit point is
+ * written, the workload may run), or live with its entry freed. */
 static int
 dest_live(const struct world *w)
 {
-	return migfsm_live(w->d) || w->fd == FD_GHOST;
-}
-
-/* As feed(), while every write of the state file fails: a step into a
- * vital state is not taken (migfsm_unsaved() instead), others are, and
- * the file keeps what it had (as mig.c does). */
-static int
-feed_unsaved(struct world *w, enum mig_role role, enum mig_event ev)
-{
-	uint8_t *cur = role == MIG_SOURCE ? &w->s : &w->d;
-	struct mig_step st = migfsm_step(role, *cur, ev);
-
-	if ((st.actions & MA_PERSIST) && migfsm_vital(role, st.next))
-		st = migfsm_unsaved(role, *cur);
-	*cur = (uint8_t)st.next;
-	return apply_sends(w, role, st.actions);
+	return w->d == MD_LIVE || w->dlive;
 }
 
 /* The source's daemon restarts: what it finds is its file (mig.c,
@@ -140,9 +229,26 @@ restart_source(struct world *w)
 		w->s = w->fs;
 		return feed(w, MIG_SOURCE, ME_RESTART);
 	}
-	if (w->s != MS_DONE)
+	if (w->fs == MS_DONE)
+		w->s = MS_DONE;		/* it finishes killing what is left */
+	else if (w->s != MS_DONE)
 		w->s = MS_RUNNING;
 	return 0;
+}
+
+/* The destination's daemon restarts (recover()): a "live" entry means it
+ * died between the commit point and the namespace being live, so the
+ * sockets died with it: the id leaves the list and the source keeps the
+ * namespace; a half-built one is discarded; the list is as written. */
+static int
+restart_dest(struct world *w)
+{
+	if (w->d == MD_LIVE) {
+		w->d = MD_IDLE;
+		w->dc = 0;
+		return 0;
+	}
+	return feed(w, MIG_DEST, ME_RESTART);
 }
 
 static void
@@ -154,7 +260,21 @@ lose_channel(struct world *w)
 	memset(w->ds, 0, sizeof(w->ds));
 }
 
-enum { N_EVENTS = 19 };
+/* The channel comes up: the destination replays COMMITTED for what is in
+ * its list, then each side's entry hears of it (mig_channel()). */
+static int
+channel_up(struct world *w)
+{
+	w->up = 1;
+	if (w->dc && bug != BUG_NO_REPLAY &&
+	    send_ds(w, ME_RX_COMMITTED) < 0)
+		return -1;
+	if (feed(w, MIG_SOURCE, ME_CHANNEL_UP) < 0)
+		return -1;
+	return feed(w, MIG_DEST, ME_CHANNEL_UP);
+}
+
+enum { N_EVENTS = 22 };
 
 /* Event k applied to w; 0 if applied, -1 if not enabled here. */
 static int
@@ -167,13 +287,13 @@ event(struct world *w, int k)
 		w->started = 1;
 		return feed(w, MIG_SOURCE, ME_CMD_MIGRATE);
 	case 1:
-		if (w->nsd == 0)
+		if (w->nsd == 0 || w->d == MD_LIVE)
 			return -1;
-		return feed(w, MIG_DEST, pop(w->sd, &w->nsd));
+		return dest_rx(w, pop(w->sd, &w->nsd), 1);
 	case 2:
 		if (w->nds == 0)
 			return -1;
-		return feed(w, MIG_SOURCE, pop(w->ds, &w->nds));
+		return source_rx(w, pop(w->ds, &w->nds), 1);
 	case 3:
 		if (!w->up)
 			return -1;
@@ -181,13 +301,10 @@ event(struct world *w, int k)
 		if (feed(w, MIG_SOURCE, ME_CHANNEL_LOST) < 0)
 			return -1;
 		return feed(w, MIG_DEST, ME_CHANNEL_LOST);
-	case 4:
-		if (w->up)
+	case 4:		/* (going live, migrd reads no channel news) */
+		if (w->up || w->d == MD_LIVE)
 			return -1;
-		w->up = 1;
-		if (feed(w, MIG_SOURCE, ME_CHANNEL_UP) < 0)
-			return -1;
-		return feed(w, MIG_DEST, ME_CHANNEL_UP);
+		return channel_up(w);
 	case 5:
 		return feed(w, MIG_SOURCE, ME_TIMEOUT);
 	case 6:
@@ -203,11 +320,7 @@ event(struct world *w, int k)
 		return feed(w, MIG_DEST, ME_CHANNEL_LOST);
 	case 10:
 		lose_channel(w);
-		if (w->d == MD_LIVE && w->fd != FD_LIVE) {
-			/* live, and never written down */
-			w->d = MD_IDLE;
-			w->fd = FD_GHOST;
-		} else if (feed(w, MIG_DEST, ME_RESTART) < 0)
+		if (restart_dest(w) < 0)
 			return -1;
 		return feed(w, MIG_SOURCE, ME_CHANNEL_LOST);
 	case 11:
@@ -224,27 +337,49 @@ event(struct world *w, int k)
 		return push(w->ds, &w->nds, w->ds[w->nds - 1]);
 	/* the same, while the taker's state file cannot be written */
 	case 15:
-		if (w->nsd == 0)
+		if (w->nsd == 0 || w->d == MD_LIVE)
 			return -1;
-		return feed_unsaved(w, MIG_DEST, pop(w->sd, &w->nsd));
+		return dest_rx(w, pop(w->sd, &w->nsd), 0);
 	case 16:
 		if (w->nds == 0)
 			return -1;
-		return feed_unsaved(w, MIG_SOURCE, pop(w->ds, &w->nds));
+		return source_rx(w, pop(w->ds, &w->nds), 0);
 	case 17:
-		return feed_unsaved(w, MIG_SOURCE, ME_TIMEOUT);
+		return step(w, MIG_SOURCE, ME_TIMEOUT, 0);
 	case 18:
-		return feed_unsaved(w, MIG_SOURCE, ME_LOCAL_FAIL);
+		return step(w, MIG_SOURCE, ME_LOCAL_FAIL, 0);
+	case 19:	/* the destination is live: COMMITTED, entry freed */
+		if (w->d != MD_LIVE)
+			return -1;
+		w->d = MD_IDLE;
+		w->dlive = 1;
+		return send_ds(w, ME_RX_COMMITTED);
+	/*
+	 * The operator resolves a source in doubt.  migctl refuses while
+	 * the peer is reachable (it will answer the COMMIT); with the peer
+	 * away the operator is taken to know where the namespace is live:
+	 * rollback when it is not and will not be, done when it is.
+	 */
+	case 20:
+		if (w->s != MS_IN_DOUBT ||
+		    (bug == BUG_RESOLVE_UNGUARDED ? 0 :
+		    w->up || dest_live(w) || w->d == MD_READY))
+			return -1;
+		return feed(w, MIG_SOURCE, ME_CMD_RESOLVE_BACK);
+	case 21:
+		if (w->s != MS_IN_DOUBT || w->up || !w->dlive)
+			return -1;
+		return feed(w, MIG_SOURCE, ME_CMD_RESOLVE_DONE);
 	}
 	return -1;
 }
 
 /* Each direction carries few kinds of message: number them densely so
  * that a world packs into a small key. */
-static uint32_t
-msg_code(uint8_t ev, const enum mig_event *kinds, uint32_t nkinds)
+static uint64_t
+msg_code(uint8_t ev, const uint8_t *kinds, uint64_t nkinds)
 {
-	uint32_t i;
+	uint64_t i;
 
 	for (i = 0; i < nkinds; i++)
 		if (kinds[i] == ev)
@@ -252,42 +387,64 @@ msg_code(uint8_t ev, const enum mig_event *kinds, uint32_t nkinds)
 	return 0;
 }
 
-static const enum mig_event sd_kinds[] = {
-	ME_RX_PREPARE, ME_RX_DUMP_DONE, ME_RX_COMMIT, ME_RX_ABORT,
+static const uint8_t sd_kinds[] = {
+	ME_RX_PREPARE, ME_RX_DUMP_DONE, ME_RX_COMMIT, ME_RX_ABORT, EV_FORGET,
 };
-static const enum mig_event ds_kinds[] = {
+static const uint8_t ds_kinds[] = {
 	ME_RX_PREPARED, ME_RX_REFUSED, ME_RX_READY, ME_RX_FAILED,
 	ME_RX_COMMITTED, ME_RX_ABORTED,
 };
-#define N_SD	(sizeof(sd_kinds) / sizeof(sd_kinds[0]) + 1)
-#define N_DS	(sizeof(ds_kinds) / sizeof(ds_kinds[0]) + 1)
-#define KEY_MAX	((uint64_t)MIG_NSTATES * MIG_NSTATES * MIG_NSTATES * \
-		 FD_N * 4 * N_SD * N_SD * N_SD * N_DS * N_DS * N_DS)
+#define N_SD	(sizeof(sd_kinds) + 1)
+#define N_DS	(sizeof(ds_kinds) + 1)
 
-static uint32_t
+static uint64_t
 key(const struct world *w)
 {
-	uint32_t k = w->s;
+	uint64_t k = w->s;
 	int i;
 
 	k = k * MIG_NSTATES + w->d;
 	k = k * MIG_NSTATES + w->fs;
-	k = k * FD_N + w->fd;
+	k = k * 2 + w->sclean;
+	k = k * 2 + w->dc;
+	k = k * 2 + w->dlive;
 	k = k * 2 + w->up;
 	k = k * 2 + w->started;
 	for (i = 0; i < QMAX; i++)
 		k = k * N_SD + msg_code(w->sd[i], sd_kinds, N_SD - 1);
 	for (i = 0; i < QMAX; i++)
 		k = k * N_DS + msg_code(w->ds[i], ds_kinds, N_DS - 1);
-	return k;
+	return k + 1;		/* 0 marks a free slot of the set */
+}
+
+/* The set of worlds seen: open addressing on the key. */
+struct seen {
+	uint64_t	*slot;
+	size_t		 cap;
+};
+
+/* 1 if k was new (and is now in), 0 if seen, -1 if the set is full. */
+static int
+seen_add(struct seen *set, uint64_t k)
+{
+	size_t i = (size_t)(k * 0x9e3779b97f4a7c15ull) & (set->cap - 1), n;
+
+	for (n = 0; n < set->cap; n++, i = (i + 1) & (set->cap - 1)) {
+		if (set->slot[i] == k)
+			return 0;
+		if (set->slot[i] == 0) {
+			set->slot[i] = k;
+			return 1;
+		}
+	}
+	return -1;
 }
 
 static int
 quiescent(const struct world *w)
 {
 	return w->nsd == 0 && w->nds == 0 &&
-	    (w->s == MS_RUNNING || w->s == MS_DONE) &&
-	    (w->d == MD_IDLE || w->d == MD_LIVE);
+	    (w->s == MS_RUNNING || w->s == MS_DONE) && w->d == MD_IDLE;
 }
 
 /* Heal: channel up, deliver everything, fire the timers a waiting side
@@ -297,10 +454,12 @@ heal(struct world *w)
 {
 	int round;
 
-	if (!w->up)
-		event(w, 4);
 	for (round = 0; round < 64; round++) {
-		if (w->nsd) {
+		if (w->d == MD_LIVE) {
+			event(w, 19);
+		} else if (!w->up) {
+			event(w, 4);
+		} else if (w->nsd) {
 			event(w, 1);
 		} else if (w->nds) {
 			event(w, 2);
@@ -318,80 +477,193 @@ heal(struct world *w)
 static void
 describe(const struct world *w, char *buf, size_t len)
 {
-	snprintf(buf, len, "source %s, destination %s, channel %s, %d/%d queued",
-	    migfsm_state_name(w->s), migfsm_state_name(w->d),
-	    w->up ? "up" : "down", w->nsd, w->nds);
+	snprintf(buf, len, "source %s (file %s%s), destination %s%s%s, "
+	    "channel %s, %d/%d queued", migfsm_state_name(w->s),
+	    migfsm_state_name(w->fs), w->sclean ? "" : ", last write failed",
+	    migfsm_state_name(w->d), w->dlive ? " (live, finished)" : "",
+	    w->dc ? " (committed list has it)" : "", w->up ? "up" : "down",
+	    w->nsd, w->nds);
+}
+
+struct explored {
+	size_t	states;
+	int	live_dest, rolled_back, in_doubt, stale_file, forgotten,
+		resolved_back, resolved_done, replayed;
+};
+
+/*
+ * Explore every world reachable from the start; NULL if every property
+ * holds, else what broke and where (a static buffer).
+ */
+static const char *
+explore(struct explored *ex)
+{
+	static char why[768];
+	struct seen set = { NULL, 1 << 20 };
+	size_t cap = 1 << 20, head = 0, tail = 0;
+	struct world *queue = malloc(cap * sizeof(*queue));
+	uint32_t *parent = malloc(cap * sizeof(*parent));
+	uint8_t *via = malloc(cap);
+	struct world w0 = { .s = MS_RUNNING, .d = MD_IDLE, .fs = MS_RUNNING,
+	    .sclean = 1, .up = 1 };
+	char desc[256];
+	const char *res = NULL;
+
+	memset(ex, 0, sizeof(*ex));
+	set.slot = calloc(set.cap, sizeof(*set.slot));
+	if (queue == NULL || set.slot == NULL || parent == NULL ||
+	    via == NULL) {
+		res = "out of memory";
+		goto out;
+	}
+	parent[tail] = 0;
+	via[tail] = 0xff;
+	queue[tail++] = w0;
+	(void)seen_add(&set, key(&w0));
+	while (head < tail && res == NULL) {
+		struct world cur = queue[head++];
+		struct world healed = cur;
+		int k, live;
+
+		ex->states++;
+		describe(&cur, desc, sizeof(desc));
+		if (migfsm_live(cur.s) && dest_live(&cur)) {
+			snprintf(why, sizeof(why), "both hosts live: %s", desc);
+			res = why;
+			break;
+		}
+		if (cur.dc && !dest_live(&cur)) {
+			snprintf(why, sizeof(why), "committed list names a "
+			    "namespace not live: %s", desc);
+			res = why;
+			break;
+		}
+		/* never acting on an unwritten decision */
+		if ((cur.s == MS_FROZEN || cur.s == MS_COMMITTING) &&
+		    cur.fs != cur.s) {
+			snprintf(why, sizeof(why), "source acts on what its "
+			    "file does not say: %s", desc);
+			res = why;
+			break;
+		}
+		if (heal(&healed) < 0) {
+			snprintf(why, sizeof(why), "never settles from: %s",
+			    desc);
+			res = why;
+			break;
+		}
+		live = migfsm_live(healed.s) + dest_live(&healed);
+		if (live != 1 || (healed.s == MS_DONE && healed.sclean &&
+		    healed.dc)) {
+			char hd[256];
+
+			describe(&healed, hd, sizeof(hd));
+			snprintf(why, sizeof(why), "healing leaves %d live "
+			    "host(s)%s: %s, from %s", live, live == 1 ?
+			    " and the id in the committed list" : "", hd, desc);
+			res = why;
+			break;
+		}
+		ex->live_dest |= healed.dlive;
+		ex->rolled_back |= cur.started && healed.s == MS_RUNNING;
+		ex->in_doubt |= cur.s == MS_IN_DOUBT;
+		/* memory ahead of the file, as only a failed write leaves it */
+		ex->stale_file |= cur.fs == MS_FROZEN && cur.s == MS_RUNNING;
+		ex->replayed |= !cur.up && cur.dc && cur.s == MS_IN_DOUBT;
+
+		for (k = 0; k < N_EVENTS; k++) {
+			struct world next = cur;
+			int added;
+
+			if (event(&next, k) < 0)
+				continue;
+			ex->forgotten |= cur.dc && !next.dc && k == 1;
+			ex->resolved_back |= k == 20;
+			ex->resolved_done |= k == 21;
+			if ((added = seen_add(&set, key(&next))) == 0)
+				continue;
+			if (added < 0 || tail == cap) {
+				res = "the model outgrew its tables";
+				break;
+			}
+			parent[tail] = (uint32_t)(head - 1);
+			via[tail] = (uint8_t)k;
+			queue[tail++] = next;
+		}
+	}
+	if (res != NULL && res != why)
+		goto out;
+	if (res != NULL) {
+		/* the events that led there, last first */
+		size_t at = head - 1, len = strlen(why);
+
+		while (via[at] != 0xff && len + 8 < sizeof(why)) {
+			len += (size_t)snprintf(why + len, sizeof(why) - len,
+			    "%s%d", at == head - 1 ? "; events, last first: " :
+			    " < ", via[at]);
+			at = parent[at];
+		}
+	}
+out:
+	free(parent);
+	free(via);
+	free(queue);
+	free(set.slot);
+	return res;
 }
 
 static void
 test_model_check_invariant(void **state)
 {
-	size_t cap = 1 << 22, head = 0, tail = 0, explored = 0;
-	struct world *queue = malloc(cap * sizeof(*queue));
-	uint8_t *seen = calloc(KEY_MAX / 8 + 1, 1);	/* a bit per key */
-	struct world w0 = { MS_RUNNING, MD_IDLE, MS_RUNNING, FD_NONE, 1, 0,
-	    {0}, 0, {0}, 0 };
-	int live_dest_seen = 0, rolled_back_seen = 0, in_doubt_seen = 0;
-	int stale_file_seen = 0;
-	char desc[160];
+	struct explored ex;
+	const char *res;
 
 	(void)state;
-	assert_non_null(queue);
-	assert_non_null(seen);
-	queue[tail++] = w0;
-	seen[key(&w0) >> 3] |= 1 << (key(&w0) & 7);
-	while (head < tail) {
-		struct world cur = queue[head++];
-		struct world healed = cur;
-		int k;
-
-		explored++;
-		describe(&cur, desc, sizeof(desc));
-		assert_true(key(&cur) < KEY_MAX);
-		if (migfsm_live(cur.s) && dest_live(&cur))
-			fail_msg("both hosts live: %s", desc);
-		if (heal(&healed) < 0)
-			fail_msg("never settles from: %s", desc);
-		if (migfsm_live(healed.s) + dest_live(&healed) != 1) {
-			describe(&healed, desc, sizeof(desc));
-			fail_msg("healing leaves %d live hosts: %s",
-			    migfsm_live(healed.s) + dest_live(&healed), desc);
-		}
-		live_dest_seen |= healed.d == MD_LIVE;
-		rolled_back_seen |= cur.started && healed.s == MS_RUNNING;
-		in_doubt_seen |= cur.s == MS_IN_DOUBT;
-		/* memory ahead of the file, as only a failed write leaves it */
-		stale_file_seen |= cur.fs == MS_FROZEN && cur.s == MS_RUNNING;
-		/* never acting on an unwritten decision */
-		if ((cur.s == MS_FROZEN || cur.s == MS_COMMITTING) &&
-		    cur.fs != cur.s)
-			fail_msg("source in %s, its file says %s: %s",
-			    migfsm_state_name(cur.s),
-			    migfsm_state_name(cur.fs), desc);
-
-		for (k = 0; k < N_EVENTS; k++) {
-			struct world next = cur;
-			uint32_t kk;
-
-			if (event(&next, k) < 0)
-				continue;
-			kk = key(&next);
-			if (seen[kk >> 3] & (1 << (kk & 7)))
-				continue;
-			seen[kk >> 3] |= 1 << (kk & 7);
-			assert_true(tail < cap);
-			queue[tail++] = next;
-		}
-	}
+	bug = BUG_NONE;
+	res = explore(&ex);
+	print_message("# explored %zu protocol states\n", ex.states);
+	if (res != NULL)
+		fail_msg("%s", res);
 	/* the search reached the interesting outcomes, so it could fail */
-	print_message("# explored %zu protocol states\n", explored);
-	assert_true(explored > 500);
-	assert_true(live_dest_seen);
-	assert_true(rolled_back_seen);
-	assert_true(in_doubt_seen);
-	assert_true(stale_file_seen);
-	free(queue);
-	free(seen);
+	assert_true(ex.states > 1500);
+	assert_true(ex.live_dest);
+	assert_true(ex.rolled_back);
+	assert_true(ex.in_doubt);
+	assert_true(ex.stale_file);
+	assert_true(ex.forgotten);
+	assert_true(ex.resolved_back);
+	assert_true(ex.resolved_done);
+	assert_true(ex.replayed);
+}
+
+/* Each mutation breaks a property the checker holds the protocol to. */
+static void
+test_model_check_catches_mutations(void **state)
+{
+	static const struct { enum bug bug; const char *want; } cases[] = {
+		/* a source in doubt whose COMMITTED was lost gets ABORTED
+		 * and rolls back */
+		{ BUG_FORGET_ON_ANSWER, "healing leaves 2 live" },
+		/* rolled back while the destination was about to commit */
+		{ BUG_RESOLVE_UNGUARDED, "healing leaves 2 live" },
+		/* a source in doubt waits for ever, or a lost FORGET
+		 * leaves the id behind */
+		{ BUG_NO_REPLAY, "healing leaves" },
+	};
+	struct explored ex;
+	const char *res;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		bug = cases[i].bug;
+		res = explore(&ex);
+		print_message("# mutation %d: %s\n", (int)bug,
+		    res != NULL ? res : "(not caught)");
+		assert_non_null(res);
+		assert_non_null(strstr(res, cases[i].want));
+	}
+	bug = BUG_NONE;
 }
 
 /* Feed a script of events to a world and return the actions each step
@@ -515,6 +787,7 @@ main(void)
 		cmocka_unit_test(test_cancel_after_commit_is_refused),
 		cmocka_unit_test(test_state_names_round_trip),
 		cmocka_unit_test(test_model_check_invariant),
+		cmocka_unit_test(test_model_check_catches_mutations),
 	};
 
 	return cmocka_run_group_tests_name("migfsm", tests, NULL, NULL);
