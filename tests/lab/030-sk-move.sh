@@ -64,6 +64,16 @@ wait_for() {
 	gx -t $(($2 + 10)) "$1" "for i in \$(seq $(($2 * 10))); do $3 && exit 0; sleep 0.1; done; exit 1"
 }
 
+# no_rst NAME: the client's capture holds no RST; if it does, show the
+# segments around each (who sent it, and after what).
+no_rst() {
+	local rst
+	rst=$(gx client "tcpdump -r $SH/$1.pcap -n 2>/dev/null | grep -c 'Flags \[R'")
+	is "$rst" 0 "$1: no RST on the wire"
+	[ "$rst" = 0 ] || diag "$(gx client "tcpdump -r $SH/$1.pcap -n -tt -S 2>/dev/null |
+			grep -B12 -A3 'Flags \[R' | cut -c1-160")"
+}
+
 # move_case NAME ADDR PORT STATE SERVE_ARGS CLIENT_ARGS CONT_ARGS [inflight]
 move_case() {
 	local n=$1 addr=$2 port=$3 want=$4 serve=$5 cl=$6 cont=$7 inflight=${8:-}
@@ -131,8 +141,7 @@ move_case() {
 	like "$out" "^ok client" "$n: client read and wrote every byte, then EOF"
 	gx client "kill \$(cat $SH/$n.tcpdump.pid)"
 	sleep 1
-	rst=$(gx client "tcpdump -r $SH/$n.pcap -n 2>/dev/null | grep -c 'Flags \[R'")
-	is "$rst" 0 "$n: no RST on the wire"
+	no_rst "$n"
 	svc_del host2
 }
 
@@ -192,8 +201,7 @@ NFT"
 		"$n: new client served by the restored listener"
 	gx client "kill \$(cat $SH/$n.tcpdump.pid)"
 	sleep 1
-	rst=$(gx client "tcpdump -r $SH/$n.pcap -n 2>/dev/null | grep -c 'Flags \[R'")
-	is "$rst" 0 "$n: no RST on the wire"
+	no_rst "$n"
 	svc_del host2
 }
 
