@@ -159,6 +159,9 @@ save_step(struct mig *m, const struct mig_step *st)
 	    !(m->role == MIG_DEST && st->next == MD_PREPARED))
 		return 0;
 	m->state = st->next;
+	/* going live undone: the id leaves the list in the same write */
+	if (m->role == MIG_DEST && cur == MD_LIVE && st->next == MD_IDLE)
+		committed_del(m->peer, m->id);
 	if (m->role == MIG_DEST && st->next == MD_LIVE &&
 	    !committed_has(m->peer, m->id)) {
 		if (committed_add(m->peer, m->id) == -1) {
@@ -505,7 +508,7 @@ settle(struct mig *m, enum mig_state old)
 			history_add("migrate", "%s from %s discarded: %s",
 			    m->ns, m->peer, m->reason[0] ? m->reason :
 			    "aborted by the source");
-		else if (m->state == MD_LIVE)
+		else if (m->state == MD_LIVE && !m->failed)	/* not undone */
 			history_add("migrate", "%s taken in from %s, live "
 			    "(pid %ld)", m->ns, m->peer, (long)m->pid);
 		else

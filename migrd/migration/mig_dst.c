@@ -418,14 +418,12 @@ go_live(struct mig *m)
 		log_warnx("fault injected: dst-crash-commit: exiting");
 		_exit(3);
 	}
-	if (migdst_go_live(&m->dst, migrd.conf.bridge, err, sizeof(err)) < 0) {
-		/* past the commit point there is no way back */
-		snprintf(m->reason, sizeof(m->reason), "going live failed, "
-		    "the service is down: %.200s", err);
-		log_warnx("migration %s: %s", m->id, m->reason);
-		launch_cancel(&m->live);
-		return;
+	if (mig_fault("dst-attach-fail")) {
+		snprintf(err, sizeof(err), "fault injected attaching the veth");
+		goto undo;
 	}
+	if (migdst_go_live(&m->dst, migrd.conf.bridge, err, sizeof(err)) < 0)
+		goto undo;
 	/* the workload holds its own copies since live_prepare() */
 	migdst_release(&m->dst);
 	m->pid = 0;
@@ -441,6 +439,17 @@ go_live(struct mig *m)
 	    event_base_once(migrd.base, -1, EV_TIMEOUT, reannounce_cb, ns,
 	    &gap) == -1)
 		free(ns);
+	return;
+undo:
+	/*
+	 * Nothing has left repair, the workload has not run and COMMITTED
+	 * has not gone: the commit is undone (the id leaves the committed
+	 * list, what was built is discarded) and the source, told ABORTED
+	 * with the reason, rolls back with every connection.
+	 */
+	m->told = 1;		/* ABORTED says it; no FAILED besides */
+	mig_fail(m, "%s could not go live, undone before any socket left "
+	    "repair: %.180s", migrd.conf.hostname, err);
 }
 
 void

@@ -245,6 +245,11 @@ dest_step(enum mig_state cur, enum mig_event ev)
 	case MD_LIVE:
 		if (ev == ME_RX_COMMIT)		/* a repeated COMMIT */
 			GO(MD_LIVE, MA_SEND_COMMITTED);
+		/* going live failed before any socket left repair and before
+		 * COMMITTED left (the veth, the lock): undone, the source
+		 * still has every connection and rolls back */
+		if (ev == ME_LOCAL_FAIL)
+			GO(MD_IDLE, MA_DISCARD | MA_SEND_ABORTED);
 		if (ev == ME_CMD_CANCEL)
 			REFUSE();
 		break;

@@ -48,7 +48,7 @@ for f in "host2 dst-refuse 15 refused" "host1 src-freeze 16 rolled-back" \
 	"host2 dst-restore 16 rolled-back" "host2 dst-ready-hold 16 rolled-back" \
 	"host1 persist-frozen 15 refused" "host1 persist-freeze 16 rolled-back" \
 	"host1 persist-committing 16 rolled-back" "host2 persist-live 16 rolled-back" \
-	"host2 dst-exec-fail 16 rolled-back"; do
+	"host2 dst-exec-fail 16 rolled-back" "host2 dst-attach-fail 16 rolled-back"; do
 	set -- $f
 	check "$2: migrd on $1 restarted with the fault" restart "$1" "$2"
 	migrate host1 host2
@@ -59,6 +59,9 @@ for f in "host2 dst-refuse 15 refused" "host1 src-freeze 16 rolled-back" \
 	# the workload that would not start is named, not just "aborted"
 	[ "$2" = dst-exec-fail ] && like "$(rep .reason)" "host2 cannot start svc's workload" \
 		"$2: ABORTED carries host2's reason"
+	# past the commit point, before any socket left repair: undone
+	[ "$2" = dst-attach-fail ] && like "$(rep .reason)" "host2 could not go live, undone" \
+		"$2: host2 undid its commit and said why"
 	untouched "$2"
 	check "$2: migrd on $1 restarted without faults" restart "$1"
 done

@@ -136,13 +136,16 @@ apply_sends(struct world *w, enum mig_role role, unsigned a)
 static int
 step(struct world *w, enum mig_role role, enum mig_event ev, int saved)
 {
-	uint8_t *cur = role == MIG_SOURCE ? &w->s : &w->d;
+	uint8_t *cur = role == MIG_SOURCE ? &w->s : &w->d, old = *cur;
 	struct mig_step st = migfsm_step(role, *cur, ev);
 
 	if (!saved && (st.actions & MA_PERSIST) &&
 	    migfsm_vital(role, st.next))
 		st = migfsm_unsaved(role, *cur);
 	*cur = (uint8_t)st.next;
+	/* going live undone (save_step()): the id leaves the list */
+	if (role == MIG_DEST && old == MD_LIVE && st.next == MD_IDLE)
+		w->dc = 0;
 	if (role == MIG_SOURCE && (st.actions & MA_PERSIST)) {
 		if (saved)
 			w->fs = (uint8_t)st.next;
@@ -733,6 +736,24 @@ test_destination_that_gave_up_makes_source_roll_back(void **state)
 	assert_int_equal(s, MS_RUNNING);
 }
 
+/* Going live failed before any socket left repair: undone, and the
+ * source, still committing, rolls back on the ABORTED. */
+static void
+test_go_live_failure_is_undone(void **state)
+{
+	enum mig_state s = MS_COMMITTING, d = MD_READY;
+
+	(void)state;
+	step_dst(&d, ME_RX_COMMIT);
+	assert_int_equal(d, MD_LIVE);
+	assert_int_equal(step_dst(&d, ME_LOCAL_FAIL),
+	    MA_PERSIST | MA_DISCARD | MA_SEND_ABORTED);
+	assert_int_equal(d, MD_IDLE);
+	assert_int_equal(step_dst(&d, ME_RX_COMMIT), MA_SEND_ABORTED);
+	assert_true(step_src(&s, ME_RX_ABORTED) & MA_ROLLBACK);
+	assert_int_equal(s, MS_RUNNING);
+}
+
 static void
 test_failures_before_commit_roll_back(void **state)
 {
@@ -783,6 +804,7 @@ main(void)
 		cmocka_unit_test(test_happy_path),
 		cmocka_unit_test(test_lost_commit_is_sent_again),
 		cmocka_unit_test(test_destination_that_gave_up_makes_source_roll_back),
+		cmocka_unit_test(test_go_live_failure_is_undone),
 		cmocka_unit_test(test_failures_before_commit_roll_back),
 		cmocka_unit_test(test_cancel_after_commit_is_refused),
 		cmocka_unit_test(test_state_names_round_trip),
