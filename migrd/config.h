@@ -49,6 +49,8 @@ struct migrd_conf {
 	char		workload_user[CONF_NAME_MAX];
 	char		workload_group[CONF_NAME_MAX];	/* "": the user's */
 	uint64_t	workload_caps;		/* bit per CAP_*: ambient */
+	char		workload_log_dir[PATH_MAX];
+	uint32_t	workload_log_max;	/* bytes before NAME.log.1 */
 };
 
 /* what workload-capabilities may give (migrd keeps them: caps.c) */

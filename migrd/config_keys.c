@@ -331,6 +331,13 @@ const struct conf_key conf_keys[] = {
 	  .descr = "their group (default: the user's own)" },
 	{ "workload-capabilities", &conf_caps,
 	  .descr = "capabilities the workloads keep (none by default)" },
+	{ "workload-log-dir", &conf_path, AT(workload_log_dir),
+	  .defs = "/var/log/migr",
+	  .descr = "folder of the workloads' output, NAME.log a namespace" },
+	{ "workload-log-max", &conf_uint, AT(workload_log_max),
+	  .min = 4096, .max = 1024 * 1024 * 1024, .unit = CU_BYTES,
+	  .defu = 1024 * 1024,
+	  .descr = "size at which a log becomes NAME.log.1 and starts anew" },
 };
 
 #define NKEYS	(sizeof(conf_keys) / sizeof(conf_keys[0]))

@@ -257,6 +257,14 @@ ns_init(void)
 		    migrd.conf.state_dir);
 		return -1;
 	}
+	/* the workloads' output: apart from the state, which must always
+	 * be writable (a full log folder never stops a migration) */
+	if (mkdir(migrd.conf.workload_log_dir, 0750) == -1 &&
+	    errno != EEXIST) {
+		log_warn("%s: mkdir %s", __func__,
+		    migrd.conf.workload_log_dir);
+		return -1;
+	}
 	ns_cgroup_resolve();
 	if (ns_cgroup_ready(err, sizeof(err)) < 0)
 		log_warnx("%s (workloads cannot run; see cgroup-root in "
@@ -888,5 +896,5 @@ ns_forget(const char *name)
 void
 ns_logpath(const char *name, char *buf, size_t len)
 {
-	snprintf(buf, len, "%s/%s.log", migrd.conf.state_dir, name);
+	snprintf(buf, len, "%s/%s.log", migrd.conf.workload_log_dir, name);
 }

@@ -143,13 +143,16 @@ workload_prepare(const char *ns, const int *fds, char *const *names,
 {
 	char cg[PATH_MAX], logpath[PATH_MAX];
 	/* what a workload must not reach: migrd's key, its control
-	 * socket (root could use it), its state and configuration */
+	 * socket (root could use it), its state and configuration, the
+	 * other workloads' logs (its own keeper holds the folder open) */
 	const char *const hide[] = {
 		migrd.conf.key, migrd.conf.control_socket,
-		migrd.conf.state_dir, migrd.conf_path, NULL
+		migrd.conf.state_dir, migrd.conf_path,
+		migrd.conf.workload_log_dir, NULL
 	};
 	struct launch_spec sp = {
 		.ns = ns, .cgroup = cg, .argv = argv, .logpath = logpath,
+		.logmax = migrd.conf.workload_log_max,
 		.fds = fds, .names = names, .nfds = nfds,
 		.uid = migrd.workload_uid, .gid = migrd.workload_gid,
 		.caps = migrd.conf.workload_caps, .hide = hide,

@@ -131,6 +131,117 @@ drop_privileges(const struct launch_spec *sp)
 	return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
 }
 
+/*
+ * The log keeper: it copies what arrives on fd 0 (the pipe the workload
+ * writes to) to fd 1 (the log, NAME in the folder at fd 2), and when the
+ * log has reached max bytes moves it to NAME.1 (replacing the one
+ * before) and starts a new one, so a workload's output never takes more
+ * than about twice max.  A write that fails (a full disk) drops that
+ * output: the workload is never held up by its log.  It ends when the
+ * last writer is gone.
+ */
+static __attribute__((noreturn)) void
+log_keeper(const char *name, size_t max)
+{
+	char buf[16384], old[NAME_MAX + 1];
+	struct stat st;
+	size_t size = 0;
+	ssize_t n, w, off;
+	int fd;
+
+	if (fstat(1, &st) == 0 && st.st_size > 0)
+		size = (size_t)st.st_size;
+	snprintf(old, sizeof(old), "%s.1", name);
+	for (;;) {
+		if ((n = read(0, buf, sizeof(buf))) < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			_exit(0);
+		if (size >= max) {
+			if (renameat(2, name, 2, old) == 0 &&
+			    (fd = openat(2, name, O_WRONLY | O_CREAT | O_APPEND |
+			    O_TRUNC | O_CLOEXEC, 0640)) >= 0) {
+				dup3(fd, 1, 0);
+				close(fd);
+			} else if (ftruncate(1, 0) < 0)
+				continue;	/* keep what there is */
+			size = 0;
+		}
+		for (off = 0; off < n; off += w)
+			if ((w = write(1, buf + off, (size_t)(n - off))) <= 0)
+				break;
+		size += (size_t)off;
+	}
+}
+
+/*
+ * Start the keeper of a log of at most sp->logmax (dirfd, logfd: the
+ * log's folder and the log, opened by the caller): the write end of its
+ * pipe, close-on-exec, or -1.  The keeper is a grandchild, so that it is
+ * not the workload's child (a program must not find a child it did not
+ * make), and holds no capability, nothing of the caller's but the pipe,
+ * the folder and the log, and no_new_privs.
+ */
+static int
+start_keeper(const struct launch_spec *sp, int dirfd, int logfd)
+{
+	struct __user_cap_header_struct hdr = {
+		.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0
+	};
+	struct __user_cap_data_struct none[2];
+	const char *name = strrchr(sp->logpath, '/');
+	int p[2], status;
+	pid_t pid;
+
+	name = name != NULL ? name + 1 : sp->logpath;
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -1;
+	if ((pid = fork()) < 0) {
+		close(p[0]);
+		close(p[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		if (fork() != 0)
+			_exit(0);
+		memset(none, 0, sizeof(none));
+		if (dup3(p[0], 0, 0) < 0 || dup3(logfd, 1, 0) < 0 ||
+		    dup3(dirfd, 2, 0) < 0 ||
+		    close_range(3, ~0U, 0) < 0 ||
+		    syscall(SYS_capset, &hdr, none) < 0 ||
+		    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+			_exit(1);
+		prctl(PR_SET_NAME, "migr-log", 0, 0, 0);
+		log_keeper(name, sp->logmax);
+	}
+	close(p[0]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	return p[1];
+}
+
+/* The log: its folder and the file, opened before the mount namespace
+ * may cover anything. */
+static int
+open_log(const struct launch_spec *sp, int *dirfd)
+{
+	char dir[PATH_MAX];
+	const char *slash;
+
+	*dirfd = -1;
+	if (sp->logpath == NULL)
+		return open("/dev/null", O_WRONLY | O_CLOEXEC);
+	if (sp->logmax > 0 && (slash = strrchr(sp->logpath, '/')) != NULL) {
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - sp->logpath),
+		    slash == sp->logpath ? "/" : sp->logpath);
+		if ((*dirfd = open(dir, O_DIRECTORY | O_RDONLY |
+		    O_CLOEXEC)) < 0)
+			return -1;
+	}
+	return open(sp->logpath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
+	    0640);
+}
+
 static __attribute__((noreturn)) void
 child(const struct launch_spec *sp, int wfd, int gofd)
 {
@@ -139,7 +250,7 @@ child(const struct launch_spec *sp, int wfd, int gofd)
 	char num[32], *fdnames;
 	sigset_t none;
 	size_t i;
-	int fd, nsfd, base;
+	int fd, nsfd, base, dirfd;
 
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
@@ -152,12 +263,18 @@ child(const struct launch_spec *sp, int wfd, int gofd)
 	    setns(nsfd, CLONE_NEWNET) < 0)
 		child_fail(wfd, 1);
 	close(nsfd);
-	fd = open(sp->logpath ? sp->logpath : "/dev/null",
-	    O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
-	if (fd < 0)
+	if ((fd = open_log(sp, &dirfd)) < 0)
 		child_fail(wfd, 2);
 	if (hide_paths(sp->hide) < 0)
 		child_fail(wfd, ST_HIDE);
+	if (dirfd >= 0) {
+		int logfd = fd;
+
+		if ((fd = start_keeper(sp, dirfd, logfd)) < 0)
+			child_fail(wfd, 2);
+		close(logfd);
+		close(dirfd);
+	}
 	/* the sockets and the status pipe out of the way of 0..3+nfds,
 	 * then the sockets into place */
 	base = 3 + (int)sp->nfds + 16;

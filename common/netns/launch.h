@@ -5,7 +5,9 @@
  * handed to it by the socket-activation convention when there are any:
  * fds 3, 4, ... with LISTEN_PID, LISTEN_FDS and LISTEN_FDNAMES (names
  * joined by ':') in its environment.  stdin is /dev/null; stdout and
- * stderr go to the log (appended), or /dev/null.  Nothing else of the
+ * stderr go to the log (appended), or /dev/null; with logmax, through a
+ * pipe to a keeper process (no capabilities, not the workload's child)
+ * that moves the log to LOG.1 when it reaches logmax and starts anew.  Nothing else of the
  * caller's leaks into it: every other fd is closed at exec.  The child is
  * a session leader with an empty signal mask.
  *
@@ -36,6 +38,8 @@ struct launch_spec {
 	const char	 *cgroup;	/* cgroup directory */
 	char *const	 *argv;		/* argv[0]: an absolute path */
 	const char	 *logpath;	/* NULL: /dev/null */
+	size_t		  logmax;	/* 0: appended to without end; else
+					 * moved to logpath.1 at this size */
 	const int	 *fds;		/* nfds sockets for LISTEN_FDS */
 	char *const	 *names;	/* their LISTEN_FDNAMES */
 	size_t		  nfds;

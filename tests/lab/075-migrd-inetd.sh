@@ -35,8 +35,8 @@ cap_start() {
 	sleep 1
 }
 cap_stop() { gx client "pkill -f 'tcpdump -i br0'; sleep 0.3; cat /tmp/$NS.finrst"; }
-# the workload's log on GUEST (migrd's state-dir/NS.log)
-inetd_log() { gx "$1" "cat /var/lib/migrd/$NS.log 2>/dev/null"; }
+# the workload's log on GUEST (migrd's workload-log-dir/NS.log)
+inetd_log() { gx "$1" "cat /var/log/migr/$NS.log 2>/dev/null"; }
 teardown() {
 	if [ "${T_FAIL:-0}" -gt 0 ]; then
 		diag "host1 $NS.log: $(inetd_log host1 | tail -30)"

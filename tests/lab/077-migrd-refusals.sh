@@ -34,10 +34,10 @@ unchanged() {
 # probe_run ARGS: sockprobe.py in svc through migrd, wait for "ready"
 probe_run() {
 	mc host1 "run $NS -- $PROBE $*" >/dev/null &&
-	gx host1 "for i in \$(seq 100); do grep -Eq 'ready|listening' /var/lib/migrd/$NS.log && exit 0; sleep 0.1; done; exit 1"
+	gx host1 "for i in \$(seq 100); do grep -Eq 'ready|listening' /var/log/migr/$NS.log && exit 0; sleep 0.1; done; exit 1"
 }
 probe_stop() {
-	gx host1 "pkill -f '[s]ockprobe.py'; : > /var/lib/migrd/$NS.log"
+	gx host1 "pkill -f '[s]ockprobe.py'; : > /var/log/migr/$NS.log"
 	gx client "pkill -f '[s]ockprobe.py'; true"
 	sleep 0.5
 }

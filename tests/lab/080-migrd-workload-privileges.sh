@@ -8,7 +8,10 @@
 # folder is empty); a set-user-ID program gives it nothing.  With
 # workload-capabilities cap_net_admin it keeps exactly that one, ambient.
 # As root (allowed, warned about) the key and the socket are still
-# hidden.  Bad values stop "migrd -n" with the reason.
+# hidden.  Its output goes to workload-log-dir (hidden from it too), not
+# the state folder, through a keeper with no capability, not its child,
+# that moves the log to NAME.log.1 at workload-log-max.  Bad values stop
+# "migrd -n" with the reason.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/lib-migrd.sh"
 
@@ -25,6 +28,7 @@ echo uid=\$(id -u) gid=\$(id -g) groups=\$(id -G | tr ' ' ,)
 grep -E '^(CapPrm|CapEff|CapInh|CapAmb|NoNewPrivs):' /proc/self/status | tr -d '\t'
 echo key=\$(cat $KEY 2>/dev/null | wc -c)
 echo statedir=\$(ls -A /var/lib/migrd 2>/dev/null | wc -l)
+echo logdir=\$(ls -A /var/log/migr 2>/dev/null | wc -l)
 echo conf=\$(cat $GSHARE/host1.conf 2>/dev/null | wc -c)
 $MIGCTL status >/dev/null 2>&1; echo ctl=\$?
 echo suid=\$(/tmp/suid-id -u)
@@ -43,12 +47,12 @@ probe_as() {
 	migrd_conf host1 host2 -- "$@"
 	check "$label: migrd starts" migrd_start host1
 	mc host1 "ns delete w1" >/dev/null 2>&1
-	gx host1 "rm -f /var/lib/migrd/w1.log"
+	gx host1 "rm -f /var/log/migr/w1.log*"
 	check "$label: ns w1" mc host1 "ns create w1 --addr 10.77.0.160/24"
 	check "$label: the probe runs" mc host1 "run w1 -- $PROBE"
 	R=
 	for i in $(seq 50); do
-		R=$(gx host1 "cat /var/lib/migrd/w1.log 2>/dev/null")
+		R=$(gx host1 "cat /var/log/migr/w1.log 2>/dev/null")
 		grep -q '^done' <<<"$R" && break; sleep 0.2
 	done
 	diag "$R"
@@ -63,6 +67,8 @@ is "$(sed -n 's/^NoNewPrivs://p' <<<"$R")" 1 "no_new_privs is set"
 is "$(kv "$R" suid)" 65534 "a set-user-ID root program still runs as nobody"
 is "$(kv "$R" key)" 0 "migrd's key reads as empty in its mount namespace"
 is "$(kv "$R" statedir)" 0 "migrd's state folder looks empty"
+is "$(kv "$R" logdir)" 0 "so does the folder of the workloads' logs"
+check "(its log is there for migrd)" gx host1 "grep -q '^done' /var/log/migr/w1.log"
 is "$(kv "$R" conf)" 0 "migrd's configuration reads as empty"
 check "the control socket does not answer it" test "$(kv "$R" ctl)" != 0
 like "$(gx host1 "head -c 40 $KEY")" "PRIVATE KEY" "(the key is there for migrd itself)"
@@ -83,9 +89,50 @@ is "$(kv "$R" key)" 0 "the key is still hidden"
 probe_as "root" "workload-user root"
 is "$(kv "$R" uid)" 0 "workload-user root: uid 0"
 like "$(migrd_log host1)" "workloads run as root" "migrd warns about it"
-is "$(kv "$R" key) $(kv "$R" statedir)" "0 0" "the key and the state folder are hidden from root too"
+is "$(kv "$R" key) $(kv "$R" statedir) $(kv "$R" logdir)" "0 0 0" "the key, the state and the logs are hidden from root too"
 check "and the control socket" test "$(kv "$R" ctl)" != 0
 mc host1 "ns delete w1" >/dev/null 2>&1
+
+# The log: 400 lines of 110 bytes against workload-log-max 4096.  The
+# keeper writes what one read brings (16 KiB at most) before it looks
+# at the size again.
+cat > "$MSHARE/chatty" <<'EOS'
+#!/bin/sh
+i=0
+while [ $i -lt 400 ]; do
+	echo "line $i $(printf '%0100d' 0)"; i=$((i + 1))
+done
+echo done
+exec sleep 600
+EOS
+gx host1 "cp $GSHARE/chatty $D/chatty && chmod 755 $D/chatty"
+migrd_stop host1 >/dev/null
+migrd_conf host1 host2 -- "workload-log-max 4096"
+check "log: migrd starts with workload-log-max 4096" migrd_start host1
+mc host1 "ns delete w1" >/dev/null 2>&1
+gx host1 "rm -f /var/log/migr/w1.log*"
+check "log: ns w1" mc host1 "ns create w1 --addr 10.77.0.160/24"
+check "log: the chatty program runs" mc host1 "run w1 -- $D/chatty"
+check "log: its last line reaches w1.log" gx host1 \
+	"for i in \$(seq 100); do tail -1 /var/log/migr/w1.log 2>/dev/null | grep -q '^done' && exit 0; sleep 0.1; done; exit 1"
+check "log: the one before is w1.log.1" gx host1 "test -s /var/log/migr/w1.log.1"
+sizes=$(gx host1 "stat -c %s /var/log/migr/w1.log /var/log/migr/w1.log.1")
+diag "sizes: $(echo $sizes)"
+for n in $sizes; do
+	check "log: $n bytes, at most 4096 + 16384" test "$n" -le 20480
+done
+check "log: nothing in the state folder" gx host1 "! ls /var/lib/migrd/w1.log* 2>/dev/null"
+kp=$(gx host1 "pgrep -x migr-log | head -1")
+wp=$(gx host1 "pgrep -f '^sleep 600' | head -1")
+check "log: a keeper runs (pid $kp)" test -n "$kp"
+is "$(gx host1 "grep -E '^(CapEff|CapPrm|NoNewPrivs):' /proc/$kp/status | tr -d '\t' | tr '\n' ' '")" \
+	"CapPrm:0000000000000000 CapEff:0000000000000000 NoNewPrivs:1 " \
+	"log: the keeper holds no capability, no_new_privs"
+check "log: it is not the workload's child" test "$(gx host1 "awk '/^PPid:/ {print \$2}' /proc/$kp/status")" != "$wp"
+is "$(gx host1 "ls /proc/$kp/fd | wc -l")" 3 "log: it holds three descriptors (the pipe, the log, its folder)"
+mc host1 "ns delete w1" >/dev/null 2>&1
+check "log: the keeper ends with its namespace" gx host1 \
+	"for i in \$(seq 50); do kill -0 $kp 2>/dev/null || exit 0; sleep 0.1; done; exit 1"
 
 # values migrd refuses, before it starts
 for bad in "workload-user nosuchuser:no such user" \

@@ -106,7 +106,7 @@ migrd_cleanup() {
 		migrd_stop "$g" >/dev/null 2>&1
 		# one a failed test lost track of
 		gx "$g" "pkill -x migrd; sleep 0.3; pkill -9 -x migrd; true" >/dev/null 2>&1
-		gx "$g" 'rm -rf /var/lib/migrd/* /run/migrd/migrd.sock /run/migrd/migrd.log' \
+		gx "$g" 'rm -rf /var/lib/migrd/* /var/log/migr /run/migrd/migrd.sock /run/migrd/migrd.log' \
 			>/dev/null 2>&1
 	done
 }
