@@ -133,6 +133,12 @@ wait_event(const char *cgpath, const char *key, int want, int timeout_ms,
 }
 
 int
+cgroup_freeze_start(const char *cgpath, char *err, size_t errlen)
+{
+	return write_knob(cgpath, "cgroup.freeze", "1", err, errlen);
+}
+
+int
 cgroup_freeze(const char *cgpath, int timeout_ms, char *err, size_t errlen)
 {
 	if (write_knob(cgpath, "cgroup.freeze", "1", err, errlen) < 0)

@@ -27,6 +27,9 @@ int	cgroup_remove(const char *cgpath, int timeout_ms, char *err,
 
 int	cgroup_freeze(const char *cgpath, int timeout_ms, char *err,
 	    size_t errlen);
+/* Ask for the freeze and return: cgroup_event(cgpath, "frozen") says
+ * when it is done (for an event loop that must not wait). */
+int	cgroup_freeze_start(const char *cgpath, char *err, size_t errlen);
 int	cgroup_thaw(const char *cgpath, int timeout_ms, char *err,
 	    size_t errlen);
 int	cgroup_kill(const char *cgpath, int timeout_ms, char *err,

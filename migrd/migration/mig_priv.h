@@ -74,6 +74,8 @@ struct mig {
 	double			 t_gate;
 	int			 orphaning;	/* source: waiting for orphans */
 	double			 t_orphan;
+	int			 freezing;	/* source: waiting for the freeze */
+	int			 fault_slow_freeze;
 	int			 aborted;	/* destination: the source said so */
 	int			 told;		/* destination: FAILED sent */
 	enum mig_event		 queue[MIG_QUEUE_MAX];

@@ -16,6 +16,7 @@
 
 #include <event2/event.h>
 
+#include "cgroup.h"
 #include "clock.h"
 #include "control.h"
 #include "log.h"
@@ -32,10 +33,12 @@
 #define STEP_BUDGET_MS	20	/* of dumping, before the loop runs again */
 #define GATE_POLL_MS	10
 #define ORPHAN_POLL_MS	20
+#define FREEZE_POLL_MS	10
 
 static void	work_cb(evutil_socket_t, short, void *);
 static void	gate_wait(struct mig *);
 static void	orphan_wait(struct mig *);
+static void	freeze_wait(struct mig *);
 
 static int
 append_record(json_t *rec, void *arg)
@@ -311,6 +314,8 @@ work_cb(evutil_socket_t fd, short what, void *arg)
 		gate_wait(m);
 	else if (m->state == MS_FROZEN && m->orphaning)
 		orphan_wait(m);
+	else if (m->state == MS_FROZEN && m->freezing)
+		freeze_wait(m);
 	else if (m->state == MS_FROZEN && m->have_src)
 		dump_step(m);
 }
@@ -335,18 +340,21 @@ reattach(struct mig *m)
 	return 0;
 }
 
+/*
+ * Frozen: lock, collect, write it down, and dump from the next turn.
+ */
 static void
-freeze_now(struct mig *m)
+frozen_now(struct mig *m)
 {
 	struct timeval now = { 0, 0 };
 	const struct migsrc_figures *f = &m->src.fig;
 	char err[256];
 
-	m->t_freeze = mono_ms();
-	m->was_frozen = 1;
-	if (migsrc_freeze(&m->src, m->ns, m->cgroup, MIG_FREEZE_MS, err,
+	if (migsrc_freeze_finish(&m->src, MIG_FREEZE_MS, err,
 	    sizeof(err)) < 0) {
-		mig_fail(m, "cannot freeze and lock %s: %.200s", m->ns, err);
+		migsrc_free(&m->src);
+		mig_fail(m, "cannot lock %s and collect its sockets: %.200s",
+		    m->ns, err);
 		return;
 	}
 	m->src.inline_max = MIGR_RECORD_INLINE;
@@ -368,6 +376,58 @@ freeze_now(struct mig *m)
 		return;
 	}
 	evtimer_add(m->work, &now);
+}
+
+/*
+ * Wait (from the loop) until every task of the cgroup is frozen: a task
+ * in an uninterruptible sleep (a stuck file system) can hold the freeze
+ * up, and the loop serves the peers and migctl meanwhile.  Refused, and
+ * thawed, after MIG_FREEZE_MS.
+ */
+static void
+freeze_wait(struct mig *m)
+{
+	double waited = mono_ms() - m->src.t_freeze;
+	/* most freezes take a few ms: look often at first */
+	struct timeval poll = { 0, (waited < 50 ? 1 : FREEZE_POLL_MS) * 1000 };
+	char why[256];
+	int v = migsrc_frozen(&m->src);
+
+	/* fault: tasks that take longer to freeze than MIG_FREEZE_MS */
+	if (v == 1 && m->fault_slow_freeze)
+		v = 0;
+	if (v == 0 && waited < MIG_FREEZE_MS) {
+		evtimer_add(m->work, &poll);
+		return;
+	}
+	m->freezing = 0;
+	if (v == 1) {
+		frozen_now(m);
+		return;
+	}
+	if (migsrc_rollback(&m->src, MIG_FREEZE_MS, why, sizeof(why)) < 0)
+		log_warnx("migration %s: %s", m->id, why);
+	migsrc_free(&m->src);
+	mig_fail(m, "the tasks of %s did not freeze within %d ms%s (a task "
+	    "in an uninterruptible sleep?)", m->ns, MIG_FREEZE_MS,
+	    v < 0 ? ": cannot read cgroup.events" : "");
+}
+
+static void
+freeze_now(struct mig *m)
+{
+	char err[256];
+
+	m->t_freeze = mono_ms();
+	m->was_frozen = 1;
+	if (migsrc_freeze_start(&m->src, m->ns, m->cgroup, err,
+	    sizeof(err)) < 0) {
+		mig_fail(m, "cannot freeze %s: %.200s", m->ns, err);
+		return;
+	}
+	m->freezing = 1;
+	m->fault_slow_freeze = mig_fault("src-freeze-slow");
+	freeze_wait(m);
 }
 
 /* Wait (from the loop) until no handshake is under way, then freeze. */
@@ -474,6 +534,14 @@ src_action(struct mig *m, unsigned action)
 	case MA_ROLLBACK:
 		m->gating = 0;
 		m->orphaning = 0;
+		if (m->freezing) {
+			/* given up while the freeze was under way: thaw */
+			m->freezing = 0;
+			if (migsrc_rollback(&m->src, MIG_FREEZE_MS, err,
+			    sizeof(err)) < 0)
+				log_warnx("migration %s: %s", m->id, err);
+			migsrc_free(&m->src);
+		}
 		thawed = m->have_src || (m->restarted && m->was_frozen);
 		if (reattach(m) == 0) {
 			if (migsrc_rollback(&m->src, MIG_FREEZE_MS, err,
@@ -482,10 +550,18 @@ src_action(struct mig *m, unsigned action)
 				    "not clean: %s", m->id, m->ns, err);
 			migsrc_free(&m->src);
 			m->have_src = 0;
-		} else if (nslock_release(m->ns, err, sizeof(err)) < 0) {
-			/* failed before or in the freeze: the gate may stay */
-			log_warnx("migration %s: %s may still be gated: %s",
-			    m->id, m->ns, err);
+		} else {
+			if (nslock_release(m->ns, err, sizeof(err)) < 0)
+				/* failed before or in the freeze: the gate
+				 * may stay */
+				log_warnx("migration %s: %s may still be "
+				    "gated: %s", m->id, m->ns, err);
+			/* a migrd that died while the freeze was under way
+			 * left it asked for (cgroup.freeze 1) */
+			if (m->restarted && m->cgroup[0] != '\0' &&
+			    cgroup_thaw(m->cgroup, MIG_FREEZE_MS, err,
+			    sizeof(err)) < 0)
+				log_warnx("migration %s: %s", m->id, err);
 		}
 		if (thawed)
 			mig_progress(m, "rollback", "%s resumed here: repair "

@@ -169,27 +169,40 @@ orphan_check(struct migsrc *s, char *err, size_t errlen)
 }
 
 int
-migsrc_freeze(struct migsrc *s, const char *ns, const char *cgroup,
-    int timeout_ms, char *err, size_t errlen)
+migsrc_freeze_start(struct migsrc *s, const char *ns, const char *cgroup,
+    char *err, size_t errlen)
 {
-	double t0 = mono_ms(), t1;
-	char why[256];
-
 	memset(s, 0, sizeof(*s));
 	snprintf(s->ns, sizeof(s->ns), "%s", ns);
 	snprintf(s->cgroup, sizeof(s->cgroup), "%s", cgroup);
-	if (cgroup_freeze(cgroup, timeout_ms, err, errlen) < 0)
-		goto out_thaw;
-	s->frozen = 1;
-	t1 = mono_ms();
-	s->fig.freeze_ms = t1 - t0;
-	if (nslock_take(ns, err, errlen) < 0)
+	s->t_freeze = mono_ms();
+	if (cgroup_freeze_start(cgroup, err, errlen) < 0)
+		return -1;
+	s->frozen = 1;		/* asked: a rollback thaws */
+	return 0;
+}
+
+int
+migsrc_frozen(const struct migsrc *s)
+{
+	return cgroup_event(s->cgroup, "frozen");
+}
+
+int
+migsrc_freeze_finish(struct migsrc *s, int timeout_ms, char *err,
+    size_t errlen)
+{
+	double t1 = mono_ms();
+	char why[256];
+
+	s->fig.freeze_ms = t1 - s->t_freeze;
+	if (nslock_take(s->ns, err, errlen) < 0)
 		goto out_thaw;
 	s->locked = 1;
 	s->fig.lock_ms = mono_ms() - t1;
 	t1 = mono_ms();
-	if (collect_sockets(cgroup, &s->set, err, errlen) < 0 ||
-	    sockdiag_tcp(ns, &s->diag, &s->ndiag, err, errlen) < 0)
+	if (collect_sockets(s->cgroup, &s->set, err, errlen) < 0 ||
+	    sockdiag_tcp(s->ns, &s->diag, &s->ndiag, err, errlen) < 0)
 		goto out_unlock;
 	s->fig.collect_ms = mono_ms() - t1;
 	if (orphan_check(s, err, errlen) < 0)
@@ -197,14 +210,31 @@ migsrc_freeze(struct migsrc *s, const char *ns, const char *cgroup,
 	return 0;
 
 out_unlock:
-	if (nslock_release(ns, why, sizeof(why)) < 0)
+	if (nslock_release(s->ns, why, sizeof(why)) < 0)
 		log_warnx("%s: %s", __func__, why);
 	s->locked = 0;
 out_thaw:
-	if (cgroup_thaw(cgroup, timeout_ms, why, sizeof(why)) < 0)
+	if (cgroup_thaw(s->cgroup, timeout_ms, why, sizeof(why)) < 0)
 		log_warnx("%s: %s", __func__, why);
 	s->frozen = 0;
 	return -1;
+}
+
+int
+migsrc_freeze(struct migsrc *s, const char *ns, const char *cgroup,
+    int timeout_ms, char *err, size_t errlen)
+{
+	char why[256];
+
+	if (migsrc_freeze_start(s, ns, cgroup, err, errlen) < 0)
+		return -1;
+	if (cgroup_freeze(cgroup, timeout_ms, err, errlen) < 0) {
+		if (cgroup_thaw(cgroup, timeout_ms, why, sizeof(why)) < 0)
+			log_warnx("%s: %s", __func__, why);
+		s->frozen = 0;
+		return -1;
+	}
+	return migsrc_freeze_finish(s, timeout_ms, err, errlen);
 }
 
 static struct migsrc_item *

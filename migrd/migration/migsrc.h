@@ -67,6 +67,7 @@ struct migsrc {
 	struct migsrc_item	*items;
 	size_t			 nitems;
 	int			 frozen, locked;
+	double			 t_freeze;	/* the freeze was asked */
 	size_t			 cursor;	/* migsrc_dump_next() */
 	uint32_t		 inline_max;	/* queue bytes inline in a
 						   record; 0: all */
@@ -95,6 +96,16 @@ int	migsrc_check(const char *ns, const char *cgroup, char *why, size_t len,
 int	migsrc_orphans(const char *ns, char *why, size_t len);
 int	migsrc_freeze(struct migsrc *, const char *ns, const char *cgroup,
 	    int timeout_ms, char *err, size_t errlen);
+/*
+ * The same in steps, for an event loop that must not wait: ask for the
+ * freeze (a rollback then thaws), see whether it is done (1, 0 not yet,
+ * -1), then lock and collect (on failure unlocked and thawed again).
+ */
+int	migsrc_freeze_start(struct migsrc *, const char *ns,
+	    const char *cgroup, char *err, size_t errlen);
+int	migsrc_frozen(const struct migsrc *);
+int	migsrc_freeze_finish(struct migsrc *, int timeout_ms, char *err,
+	    size_t errlen);
 int	migsrc_dump(struct migsrc *, migsrc_emit_fn, void *arg);
 /* One collected socket (and a listener's waiting connections) at a
  * time, listeners first: 1 more to come, 0 done, -1 failed.  The

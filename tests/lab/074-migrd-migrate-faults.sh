@@ -66,6 +66,31 @@ for f in "host2 dst-refuse 15 refused" "host1 src-freeze 16 rolled-back" \
 	check "$2: migrd on $1 restarted without faults" restart "$1"
 done
 
+# --- a freeze that does not finish (as with a task in an uninterruptible
+# sleep: src-freeze-slow): migrd waits for it from its event loop, so it
+# answers migctl and keeps its peer sessions meanwhile; after 5 s the
+# move is rolled back and svc thawed
+check "host1's freezes will not finish" restart host1 src-freeze-slow
+dead0=$(migrd_log host2 | grep -c 'nothing received')
+gx host1 "rm -f /tmp/slow.out; setsid sh -c '$MIGCTL migrate $NS host2 >/tmp/slow.out 2>&1; echo rc=\$? >>/tmp/slow.out' </dev/null >/dev/null 2>&1 &"
+check "the migration reaches its freeze" gx host1 \
+	"for i in \$(seq 100); do grep -q '^1' $CG/cgroup.freeze && exit 0; sleep 0.1; done; exit 1"
+sleep 1
+t0=$(date +%s%N)
+st=$(gx host1 "$MIGCTL -j status | jq -r '.data.migrations[0].state // empty'")
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+is "$st" frozen "while the freeze hangs, migctl status answers (in $ms ms)"
+check "at once, not after the freeze gave up" test "$ms" -lt 2500
+check "migctl migrate ends" gx -t 60 host1 \
+	"for i in \$(seq 300); do grep -q '^rc=' /tmp/slow.out && exit 0; sleep 0.1; done; exit 1"
+out=$(gx host1 "cat /tmp/slow.out")
+diag "$out"
+is "$(sed -n 's/^rc=//p' <<<"$out")" 16 "the move is rolled back (16)"
+like "$out" "did not freeze within 5000 ms" "saying the tasks did not freeze"
+is "$(migrd_log host2 | grep -c 'nothing received')" "$dead0" "host2 never found host1 silent meanwhile"
+untouched "freeze-slow"
+check "host1 restarted without faults" restart host1
+
 # --- host1 dies while new connections are held back, before its freeze:
 # the restarted migrd must lift the gate and touch nothing else (the
 # tasks were never frozen, their sockets never paused)
