@@ -158,6 +158,12 @@ save_step(struct mig *m, const struct mig_step *st)
 	if (!(st->actions & MA_PERSIST) &&
 	    !(m->role == MIG_DEST && st->next == MD_PREPARED))
 		return 0;
+	/* COMMIT taken in ready, the commit point not yet written */
+	if (m->role == MIG_DEST && st->next == MD_LIVE &&
+	    mig_fault("dst-crash-precommit")) {
+		log_warnx("fault injected: dst-crash-precommit: exiting");
+		_exit(3);
+	}
 	m->state = st->next;
 	/* going live undone: the id leaves the list in the same write */
 	if (m->role == MIG_DEST && cur == MD_LIVE && st->next == MD_IDLE)

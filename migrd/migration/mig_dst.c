@@ -523,6 +523,10 @@ restore_whole(struct mig *m, struct sk_record *rec, uint64_t seq)
 {
 	char err[256];
 
+	if (seq == 2 && mig_fault("dst-crash-restore")) {
+		log_warnx("fault injected: dst-crash-restore: exiting");
+		_exit(3);
+	}
 	if (seq == 2 && mig_fault("dst-restore")) {
 		mig_fail(m, "fault injected restoring record %llu",
 		    (unsigned long long)seq);

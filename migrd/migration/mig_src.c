@@ -288,6 +288,11 @@ dump_step(struct mig *m)
 			return;
 		}
 		if (rc > 0 && m->seq * 2 >= m->src.set.nsocks &&
+		    mig_fault("src-crash-dump")) {
+			log_warnx("fault injected: src-crash-dump: exiting");
+			_exit(3);
+		}
+		if (rc > 0 && m->seq * 2 >= m->src.set.nsocks &&
 		    mig_fault("src-dump")) {
 			mig_fail(m, "fault injected during the dump");
 			return;
@@ -571,6 +576,11 @@ src_action(struct mig *m, unsigned action)
 			    "frozen, new connections let in again", m->ns);
 		break;
 	case MA_SEND_COMMIT:
+		/* "committing" is written, COMMIT not yet sent */
+		if (mig_fault("src-crash-commit")) {
+			log_warnx("fault injected: src-crash-commit: exiting");
+			_exit(3);
+		}
 		if (m->t_commit == 0) {
 			m->t_commit = mono_ms();
 			mig_progress(m, "commit", "COMMIT sent to %s", m->peer);

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: ISC
+# The crash matrix (issue 12): migrd dies (it exits at once, as if
+# killed: no cleanup, no last word to its peer) at each phase of a move,
+# on either host, while a client keeps 12 verified connections busy.  It
+# is started again; both sides settle by themselves; then the namespace
+# must be live on exactly one host, thawed and unlocked there, with
+# nothing of it left on the other and no migration on either, and the
+# client must see no reset and no wrong byte through all of it.
+#
+#   src-crash-dump     host1, frozen, half of the sockets sent
+#   src-crash-commit   host1, "committing" written, COMMIT not sent
+#   dst-crash-restore  host2, restoring the second socket
+#   dst-crash-precommit host2, COMMIT taken in ready, before the commit
+#                      point is written
+#
+# (074 has the other cells: host1 at the gate and once moved, host2
+# after the commit point, a failed write at each vital step.)
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/lib-migrd.sh"
+. "$(dirname "$0")/lib-migrate.sh"
+trap mig_teardown EXIT
+TIMEOUT=4
+check "migrd on host1 and host2, peered" mig_setup "commit-timeout 1000" "migrate-timeout $TIMEOUT"
+check "svc serving on host1" svc_start host1 20000 600
+gx client "rm -f /tmp/$NS.report; setsid $W/streamc -c $SVC4:7400 -c '[$SVC6]:7400' -c $SVC4:7401,idle \
+	-n 12 -r 20000 -d 0 -p 500 -o /tmp/$NS.report </dev/null >/tmp/$NS.client 2>&1 &"
+capture_start
+sleep 4
+
+# restart GUEST [FAULT]: migrd again on GUEST, with a fault or none
+restart() {
+	migrd_stop "$1" && migrd_start "$1" ${2:+MIGRD_FAULT=$2} && migrd_peered host1 host2
+}
+
+# settled: no migration left on either host (each waits at most its
+# timeouts: the restarted side's recovery, the other's commit retries)
+settled() {
+	local i g n
+	for i in $(seq 150); do
+		n=0
+		for g in host1 host2; do
+			n=$((n + $(gx "$g" "$MIGCTL -j status | jq '.data.migrations | length'")))
+		done
+		[ "$n" = 0 ] && return 0
+		sleep 0.2
+	done
+	return 1
+}
+
+# crash_cell GUEST FAULT: a move host1 -> host2 during which GUEST's
+# migrd dies at FAULT, then the checks above; svc is brought back to
+# host1 for the next cell if it ended on host2.
+crash_cell() {
+	local g=$1 f=$2 where other
+	check "$f: migrd on $g will die there" restart "$g" "$f"
+	migrate host1 host2
+	diag "$f: migctl migrate exited $MRC"
+	check "$f: it did die" gx "$g" "for i in \$(seq 50); do pgrep -x migrd >/dev/null || exit 0; sleep 0.1; done; exit 1"
+	check "$f: $g's migrd starts again, without the fault" restart "$g"
+	check "$f: both hosts settle, no migration left" settled
+	where=$(svc_where)
+	diag "$f: host1: $(gx host1 "$MIGCTL -j history | jq -r '.data.events[-3:][].event'")"
+	diag "$f: host2: $(gx host2 "$MIGCTL -j history | jq -r '.data.events[-3:][].event'")"
+	like "$where" '^host[12]$' "$f: svc is live on exactly one host ($where)"
+	[ "$where" = host2 ] && other=host1 || other=host2
+	if [ -n "$where" ]; then
+		is "$(gx "$where" "grep frozen $CG/cgroup.events; ip netns exec $NS nft list tables | grep -c migr_")" \
+			"frozen 0
+0" "$f: thawed and unlocked on $where"
+	fi
+	is "$(gx "$other" "ls /run/netns; ip -br link show v$NS 2>/dev/null")" "" \
+		"$f: nothing of svc left on $other"
+	if [ "$where" = host2 ]; then
+		migrate host2 host1
+		is "$MRC" 0 "$f: (svc moved back to host1 for the next cell)"
+	fi
+}
+
+crash_cell host1 src-crash-dump
+crash_cell host1 src-crash-commit
+crash_cell host2 dst-crash-restore
+crash_cell host2 dst-crash-precommit
+
+# --- the client lived through all of it; the service never sent FIN/RST
+sleep 2
+gx client "pkill -TERM -x streamc; for i in \$(seq 50); do pgrep -x streamc >/dev/null || break; sleep 0.2; done"
+r=$(gx client "cat /tmp/$NS.report")
+check_client "$r" "through every crash"
+finrst=$(capture_stop)
+is "$(grep -c . <<<"$finrst")" 0 "no FIN or RST from the service's busy port"
+[ -z "$finrst" ] || diag "$finrst"
+done_testing
