@@ -11,7 +11,8 @@
 #                                     state and of a namespace (jansson)
 #   common/netns/    libmigr-netns    namespaces: netns, rtnetlink, dump,
 #                                     build, lock, freeze, collect,
-#                                     announce, launch (libmnl, nftables)
+#                                     announce, probe, launch (libmnl,
+#                                     nftables)
 #
 # A program links the archives it uses, in this order (netns, records,
 # engine, base), and only the libraries they need (PK_*).

@@ -30,6 +30,7 @@
 #include "ns.h"
 #include "peer.h"
 #include "policy.h"
+#include "probe.h"
 #include "sk_json.h"
 
 #define PREPARE_RECORDS_MAX	(3 * NSDUMP_MAX)
@@ -452,6 +453,85 @@ undo:
 	    "repair: %.180s", migrd.conf.hostname, err);
 }
 
+static void
+send_prepared(struct mig *m)
+{
+	mig_send(m, MSG_MIG_PREPARED, json_pack("{s:f}", "build_ms",
+	    m->dst.fig.build_ms));
+}
+
+static void
+probe_done(struct mig *m)
+{
+	if (m->probe != NULL) {
+		probe_free(m->probe);
+		free(m->probe);
+		m->probe = NULL;
+	}
+}
+
+static void
+probe_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct mig *m = arg;
+	char why[300];
+	int rc;
+
+	(void)fd;
+	(void)what;
+	if (m->probe == NULL || m->state != MD_PREPARED)
+		return;
+	rc = probe_finish(m->probe, why, sizeof(why));
+	if (rc == 0)
+		log_info("migration %s: %zu addresses of %s probed on %s: none "
+		    "in use by another MAC", m->id, m->probe->naddrs, m->ns,
+		    m->probe->bridge);
+	probe_done(m);
+	if (rc > 0) {
+		mig_fail(m, "%.290s", why);	/* the source adds our name */
+		return;
+	}
+	if (rc < 0)
+		log_warnx("migration %s: probing the addresses of %s: %s",
+		    m->id, m->ns, why);
+	send_prepared(m);
+}
+
+/*
+ * Before PREPARED (so before the source freezes anything): is any
+ * address the namespace brings someone else's on the LAN?  The probes
+ * go out now and their answers are read PROBE_WAIT_MS later, from the
+ * loop; PREPARED goes then, or the migration fails naming the address
+ * and the MAC that holds it.  0, or -1 if nothing is to be probed (send
+ * PREPARED at once).
+ */
+static int
+probe_addrs(struct mig *m)
+{
+	struct timeval wait = { 0, PROBE_WAIT_MS * 1000 };
+	char err[256];
+
+	if (m->nd == NULL || (m->probe = calloc(1, sizeof(*m->probe))) == NULL)
+		return -1;
+	if (probe_start(m->probe, migrd.conf.bridge, m->nd, err,
+	    sizeof(err)) < 0) {
+		log_warnx("migration %s: the addresses of %s were not probed: "
+		    "%s", m->id, m->ns, err);
+		probe_done(m);
+		return -1;
+	}
+	if (m->probe->skipped[0] != '\0')
+		log_warnx("migration %s: %s: IPv6 addresses not probed: %s",
+		    m->id, m->ns, m->probe->skipped);
+	if (m->probe->naddrs == 0 || (m->work == NULL &&
+	    (m->work = evtimer_new(migrd.base, probe_cb, m)) == NULL) ||
+	    evtimer_add(m->work, &wait) < 0) {
+		probe_done(m);
+		return -1;
+	}
+	return 0;
+}
+
 void
 dst_action(struct mig *m, unsigned action)
 {
@@ -470,8 +550,9 @@ dst_action(struct mig *m, unsigned action)
 			    err);
 		break;
 	case MA_SEND_PREPARED:
-		mig_send(m, MSG_MIG_PREPARED, json_pack("{s:f}", "build_ms",
-		    m->dst.fig.build_ms));
+		/* once the addresses were probed, unless none can be */
+		if (probe_addrs(m) < 0)
+			send_prepared(m);
 		break;
 	case MA_SEND_READY:
 		if (mig_fault("dst-ready-hold"))
@@ -748,6 +829,7 @@ void
 dst_cleanup(struct mig *m)
 {
 	launch_cancel(&m->live);
+	probe_done(m);
 	rx_free(&m->rx);
 	migdst_free(&m->dst);	/* discards whatever is still built */
 	free(m->nd);

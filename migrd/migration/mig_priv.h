@@ -60,6 +60,7 @@ struct mig {
 	/* destination: the workload, ready to exec before the commit
 	 * point (live.pid > 0) */
 	struct launch_pending	 live;
+	struct probe		*probe;		/* destination: before PREPARED */
 	int			 checked_socks;	/* source: found by its check */
 	time_t			 since;
 	double			 t0;		/* mono_ms() at the start */
