@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "control.h"
+#include "launch.h"
 #include "log.h"
 #include "mig.h"
 #include "migrd-protocol.h"
@@ -219,6 +220,9 @@ state_load(void)
 			history_add("ns", "%s is in %s but gone from the "
 			    "system; forgetting it", name, path);
 			/* its cgroup goes too, if no task is left in it */
+			ns_cgroup_path(name, cg, sizeof(cg));
+			strcat(cg, "/" LAUNCH_LOG_CGROUP);
+			(void)rmdir(cg);
 			ns_cgroup_path(name, cg, sizeof(cg));
 			if (rmdir(cg) == -1 && errno != ENOENT)
 				log_warn("%s: keeping %s", __func__, cg);

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: ISC */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -188,6 +189,32 @@ cgroup_create(const char *cgpath, char *err, size_t errlen)
 	return 0;
 }
 
+/* The cgroups one level below (empty: the kill covered them). */
+static int
+remove_children(const char *cgpath, char *err, size_t errlen)
+{
+	char path[PATH_MAX];
+	struct dirent *de;
+	DIR *d;
+	int rc = 0;
+
+	if ((d = opendir(cgpath)) == NULL)
+		return errno == ENOENT ? 0 : -1;
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_type != DT_DIR || de->d_name[0] == '.')
+			continue;
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", cgpath,
+		    de->d_name) >= sizeof(path) ||
+		    (rmdir(path) < 0 && errno != ENOENT)) {
+			errbuf_errno(err, errlen, "rmdir %s", path);
+			rc = -1;
+			break;
+		}
+	}
+	closedir(d);
+	return rc;
+}
+
 int
 cgroup_remove(const char *cgpath, int timeout_ms, char *err, size_t errlen)
 {
@@ -196,6 +223,8 @@ cgroup_remove(const char *cgpath, int timeout_ms, char *err, size_t errlen)
 	/* a frozen cgroup's tasks die too: SIGKILL wakes them */
 	if (cgroup_event(cgpath, "populated") != 0 &&
 	    cgroup_kill(cgpath, timeout_ms, err, errlen) < 0)
+		return -1;
+	if (remove_children(cgpath, err, errlen) < 0)
 		return -1;
 	if (rmdir(cgpath) < 0 && errno != ENOENT) {
 		errbuf_errno(err, errlen, "rmdir %s", cgpath);

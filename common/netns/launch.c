@@ -190,6 +190,7 @@ start_keeper(const struct launch_spec *sp, int dirfd, int logfd)
 	};
 	struct __user_cap_data_struct none[2];
 	const char *name = strrchr(sp->logpath, '/');
+	char logcg[PATH_MAX];
 	int p[2], status;
 	pid_t pid;
 
@@ -204,6 +205,12 @@ start_keeper(const struct launch_spec *sp, int dirfd, int logfd)
 	if (pid == 0) {
 		if (fork() != 0)
 			_exit(0);
+		/* a cgroup of its own below the workload's: frozen, killed
+		 * and removed with it, but not one of its tasks */
+		snprintf(logcg, sizeof(logcg), "%s/%s", sp->cgroup,
+		    LAUNCH_LOG_CGROUP);
+		if (cgroup_create(logcg, NULL, 0) == 0)
+			(void)cgroup_enter(logcg, 0, NULL, 0);
 		memset(none, 0, sizeof(none));
 		if (dup3(p[0], 0, 0) < 0 || dup3(logfd, 1, 0) < 0 ||
 		    dup3(dirfd, 2, 0) < 0 ||

@@ -6,8 +6,10 @@
  * fds 3, 4, ... with LISTEN_PID, LISTEN_FDS and LISTEN_FDNAMES (names
  * joined by ':') in its environment.  stdin is /dev/null; stdout and
  * stderr go to the log (appended), or /dev/null; with logmax, through a
- * pipe to a keeper process (no capabilities, not the workload's child)
- * that moves the log to LOG.1 when it reaches logmax and starts anew.  Nothing else of the
+ * pipe to a keeper process (no capabilities, not the workload's child,
+ * in the cgroup CGROUP/log: frozen and killed with the workload, not
+ * among its tasks) that moves the log to LOG.1 when it reaches logmax
+ * and starts anew.  Nothing else of the
  * caller's leaks into it: every other fd is closed at exec.  The child is
  * a session leader with an empty signal mask.
  *
@@ -32,6 +34,8 @@
 #include <sys/types.h>
 
 #define LAUNCH_MAX_FDS	4096
+/* the log keeper's cgroup, below the workload's */
+#define LAUNCH_LOG_CGROUP	"log"
 
 struct launch_spec {
 	const char	 *ns;		/* name under /run/netns, or a path */

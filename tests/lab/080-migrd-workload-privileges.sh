@@ -130,6 +130,8 @@ is "$(gx host1 "grep -E '^(CapEff|CapPrm|NoNewPrivs):' /proc/$kp/status | tr -d 
 	"log: the keeper holds no capability, no_new_privs"
 check "log: it is not the workload's child" test "$(gx host1 "awk '/^PPid:/ {print \$2}' /proc/$kp/status")" != "$wp"
 is "$(gx host1 "ls /proc/$kp/fd | wc -l")" 3 "log: it holds three descriptors (the pipe, the log, its folder)"
+is "$(gx host1 "cat /proc/$kp/cgroup")" "0::/migr/w1/log" "log: in a cgroup of its own below the namespace's"
+is "$(gx host1 "cat /sys/fs/cgroup/migr/w1/cgroup.procs")" "$wp" "log: the namespace's tasks are the workload alone"
 mc host1 "ns delete w1" >/dev/null 2>&1
 check "log: the keeper ends with its namespace" gx host1 \
 	"for i in \$(seq 50); do kill -0 $kp 2>/dev/null || exit 0; sleep 0.1; done; exit 1"
