@@ -183,7 +183,7 @@ log_keeper(const char *name, size_t max)
  * the folder and the log, and no_new_privs.
  */
 static int
-start_keeper(const struct launch_spec *sp, int dirfd, int logfd)
+start_keeper(const struct launch_spec *sp, int dirfd, int logfd, int hostnet)
 {
 	struct __user_cap_header_struct hdr = {
 		.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0
@@ -211,6 +211,16 @@ start_keeper(const struct launch_spec *sp, int dirfd, int logfd)
 		    LAUNCH_LOG_CGROUP);
 		if (cgroup_create(logcg, NULL, 0) == 0)
 			(void)cgroup_enter(logcg, 0, NULL, 0);
+		/* nor in its network namespace ("ip netns pids"), and
+		 * deaf to the signals a workload's tasks may be sent */
+		if (hostnet >= 0)
+			(void)setns(hostnet, CLONE_NEWNET);
+		signal(SIGHUP, SIG_IGN);
+		signal(SIGINT, SIG_IGN);
+		signal(SIGQUIT, SIG_IGN);
+		signal(SIGUSR1, SIG_IGN);
+		signal(SIGUSR2, SIG_IGN);
+		signal(SIGPIPE, SIG_IGN);
 		memset(none, 0, sizeof(none));
 		if (dup3(p[0], 0, 0) < 0 || dup3(logfd, 1, 0) < 0 ||
 		    dup3(dirfd, 2, 0) < 0 ||
@@ -257,7 +267,7 @@ child(const struct launch_spec *sp, int wfd, int gofd)
 	char num[32], *fdnames;
 	sigset_t none;
 	size_t i;
-	int fd, nsfd, base, dirfd;
+	int fd, nsfd, base, dirfd, hostnet;
 
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
@@ -266,6 +276,8 @@ child(const struct launch_spec *sp, int wfd, int gofd)
 	/* the cgroup first, so nothing the child does escapes it */
 	if (cgroup_enter(sp->cgroup, 0, NULL, 0) < 0)
 		child_fail(wfd, 0);
+	/* the caller's network namespace, for the log keeper */
+	hostnet = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
 	if ((nsfd = netns_open(sp->ns, NULL, 0)) < 0 ||
 	    setns(nsfd, CLONE_NEWNET) < 0)
 		child_fail(wfd, 1);
@@ -277,11 +289,13 @@ child(const struct launch_spec *sp, int wfd, int gofd)
 	if (dirfd >= 0) {
 		int logfd = fd;
 
-		if ((fd = start_keeper(sp, dirfd, logfd)) < 0)
+		if ((fd = start_keeper(sp, dirfd, logfd, hostnet)) < 0)
 			child_fail(wfd, 2);
 		close(logfd);
 		close(dirfd);
 	}
+	if (hostnet >= 0)
+		close(hostnet);
 	/* the sockets and the status pipe out of the way of 0..3+nfds,
 	 * then the sockets into place */
 	base = 3 + (int)sp->nfds + 16;

@@ -132,6 +132,10 @@ check "log: it is not the workload's child" test "$(gx host1 "awk '/^PPid:/ {pri
 is "$(gx host1 "ls /proc/$kp/fd | wc -l")" 3 "log: it holds three descriptors (the pipe, the log, its folder)"
 is "$(gx host1 "cat /proc/$kp/cgroup")" "0::/migr/w1/log" "log: in a cgroup of its own below the namespace's"
 is "$(gx host1 "cat /sys/fs/cgroup/migr/w1/cgroup.procs")" "$wp" "log: the namespace's tasks are the workload alone"
+is "$(gx host1 "readlink /proc/$kp/ns/net")" "$(gx host1 "readlink /proc/1/ns/net")" \
+	"log: in the host's network namespace, not the namespace's"
+is "$(gx host1 "ip netns pids w1")" "$wp" "log: so the namespace's processes are the workload alone"
+check "log: a SIGUSR1 sent to everything does not stop it" gx host1 "kill -USR1 $kp; sleep 0.3; kill -0 $kp"
 mc host1 "ns delete w1" >/dev/null 2>&1
 check "log: the keeper ends with its namespace" gx host1 \
 	"for i in \$(seq 50); do kill -0 $kp 2>/dev/null || exit 0; sleep 0.1; done; exit 1"
