@@ -9,21 +9,13 @@
 #include <netpacket/packet.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include "announce.h"
+#include "arpframe.h"
 #include "errbuf.h"
 #include "netns.h"
-
-struct garp {
-	struct arphdr	hdr;
-	uint8_t		sha[ETH_ALEN];
-	uint8_t		sip[4];
-	uint8_t		tha[ETH_ALEN];
-	uint8_t		tip[4];
-} __attribute__((packed));
 
 struct unsol_na {
 	struct nd_neighbor_advert	na;
@@ -32,44 +24,14 @@ struct unsol_na {
 } __attribute__((packed));
 
 static int
-if_mac(int fd, const char *ifname, uint8_t mac[ETH_ALEN], char *err,
-    size_t errlen)
-{
-	struct ifreq ifr;
-
-	memset(&ifr, 0, sizeof(ifr));
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
-	if (ioctl(fd, SIOCGIFHWADDR, &ifr) < 0) {
-		errbuf_errno(err, errlen, "MAC of %s", ifname);
-		return -1;
-	}
-	memcpy(mac, ifr.ifr_hwaddr.sa_data, ETH_ALEN);
-	return 0;
-}
-
-static int
 send_garp(int ifindex, const uint8_t mac[ETH_ALEN], const struct in_addr *a,
     char *err, size_t errlen)
 {
-	struct sockaddr_ll to = {
-		.sll_family = AF_PACKET,
-		.sll_protocol = htons(ETH_P_ARP),
-		.sll_ifindex = ifindex,
-		.sll_halen = ETH_ALEN,
-		.sll_addr = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff },
-	};
-	struct garp g;
+	struct sockaddr_ll to = arp_broadcast(ifindex);
+	struct arp_eth g;
 	int fd, rc;
 
-	memset(&g, 0, sizeof(g));
-	g.hdr.ar_hrd = htons(ARPHRD_ETHER);
-	g.hdr.ar_pro = htons(ETH_P_IP);
-	g.hdr.ar_hln = ETH_ALEN;
-	g.hdr.ar_pln = 4;
-	g.hdr.ar_op = htons(ARPOP_REQUEST);
-	memcpy(g.sha, mac, ETH_ALEN);
-	memcpy(g.sip, a, 4);
-	memcpy(g.tip, a, 4);
+	arp_request(&g, mac, a, a);
 	fd = socket(AF_PACKET, SOCK_DGRAM | SOCK_CLOEXEC, htons(ETH_P_ARP));
 	if (fd < 0) {
 		errbuf_errno(err, errlen, "packet socket");

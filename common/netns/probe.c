@@ -9,20 +9,12 @@
 #include <netpacket/packet.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "arpframe.h"
 #include "errbuf.h"
 #include "probe.h"
-
-struct arp_pkt {
-	struct arphdr	hdr;
-	uint8_t		sha[ETH_ALEN];
-	uint8_t		spa[4];
-	uint8_t		tha[ETH_ALEN];
-	uint8_t		tpa[4];
-} __attribute__((packed));
 
 struct ns_pkt {
 	struct nd_neighbor_solicit	ns;
@@ -34,14 +26,8 @@ static int
 arp_open(int ifindex, const uint8_t src[ETH_ALEN], struct probe *p,
     char *err, size_t errlen)
 {
-	struct sockaddr_ll sl = {
-		.sll_family = AF_PACKET,
-		.sll_protocol = htons(ETH_P_ARP),
-		.sll_ifindex = ifindex,
-		.sll_halen = ETH_ALEN,
-		.sll_addr = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff },
-	};
-	struct arp_pkt a;
+	struct sockaddr_ll sl = arp_broadcast(ifindex);
+	struct arp_eth a;
 	size_t i;
 
 	p->arp_fd = socket(AF_PACKET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
@@ -51,17 +37,11 @@ arp_open(int ifindex, const uint8_t src[ETH_ALEN], struct probe *p,
 		errbuf_errno(err, errlen, "ARP socket on %s", p->bridge);
 		return -1;
 	}
-	memset(&a, 0, sizeof(a));
-	a.hdr.ar_hrd = htons(ARPHRD_ETHER);
-	a.hdr.ar_pro = htons(ETH_P_IP);
-	a.hdr.ar_hln = ETH_ALEN;
-	a.hdr.ar_pln = 4;
-	a.hdr.ar_op = htons(ARPOP_REQUEST);
-	memcpy(a.sha, src, ETH_ALEN);		/* sender address 0.0.0.0 */
 	for (i = 0; i < p->naddrs; i++) {
 		if (p->addrs[i].family != AF_INET)
 			continue;
-		memcpy(a.tpa, p->addrs[i].addr, 4);
+		/* sender address 0.0.0.0 */
+		arp_request(&a, src, NULL, p->addrs[i].addr);
 		if (sendto(p->arp_fd, &a, sizeof(a), 0, (struct sockaddr *)&sl,
 		    sizeof(sl)) < 0) {
 			errbuf_errno(err, errlen, "ARP probe on %s", p->bridge);
@@ -136,7 +116,6 @@ int
 probe_start(struct probe *p, const char *bridge, const struct nsdump *nd,
     char *err, size_t errlen)
 {
-	struct ifreq ifr;
 	uint8_t src[ETH_ALEN];
 	size_t i;
 	int ifindex, n4 = 0, n6 = 0;
@@ -166,15 +145,13 @@ probe_start(struct probe *p, const char *bridge, const struct nsdump *nd,
 		errbuf_errno(err, errlen, "bridge %s", bridge);
 		return -1;
 	}
-	memset(&ifr, 0, sizeof(ifr));
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", bridge);
 	if ((p->arp_fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0)) < 0 ||
-	    ioctl(p->arp_fd, SIOCGIFHWADDR, &ifr) < 0) {
-		errbuf_errno(err, errlen, "MAC of %s", bridge);
+	    if_mac(p->arp_fd, bridge, src, err, errlen) < 0) {
+		if (p->arp_fd < 0)
+			errbuf_errno(err, errlen, "socket");
 		probe_free(p);
 		return -1;
 	}
-	memcpy(src, ifr.ifr_hwaddr.sa_data, ETH_ALEN);
 	close(p->arp_fd);
 	p->arp_fd = -1;
 	if (n4 > 0 && arp_open(ifindex, src, p, err, errlen) < 0) {
@@ -218,7 +195,7 @@ conflict(const struct probe *p, int family, const uint8_t *addr,
 static int
 arp_check(const struct probe *p, char *why, size_t len)
 {
-	struct arp_pkt a;
+	struct arp_eth a;
 	ssize_t n;
 
 	while ((n = recv(p->arp_fd, &a, sizeof(a), 0)) >= 0) {

@@ -22,11 +22,6 @@ gx client "rm -f /tmp/$NS.report; setsid $W/streamc -c $SVC4:7400 -c '[$SVC6]:74
 capture_start
 sleep 4
 
-# restart GUEST [FAULT]: migrd again on GUEST, with a fault or none
-restart() {
-	migrd_stop "$1" && migrd_start "$1" ${2:+MIGRD_FAULT=$2} && migrd_peered host1 host2
-}
-
 # untouched WHAT: svc on host1 only, thawed, unlocked, none on host2
 untouched() {
 	local i

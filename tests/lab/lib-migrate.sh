@@ -26,6 +26,12 @@ mig_setup() {
 		migrd_peered host1 host2
 }
 
+# restart GUEST [FAULT]: migrd again on GUEST, with a fault or none, and
+# peered again
+restart() {
+	migrd_stop "$1" && migrd_start "$1" ${2:+MIGRD_FAULT=$2} && migrd_peered host1 host2
+}
+
 # mig_teardown: the trap of every migration test; on a failure the tails
 # of both migrd logs go to the test's log first
 mig_teardown() {
