@@ -29,6 +29,9 @@ addr() { echo "{\"v\":$RV,\"type\":\"addr\",\"dev\":\"eth0\",\"family\":\"inet\"
 prep() {	# prep ID NS N [FROM] [WORKLOAD-JSON]
 	echo "{\"mig\":\"$1\",\"ns\":\"$2\",\"from\":\"${4:-client}\",\"namespace\":{\"addrs\":[\"10.77.0.22$3/24\"],\"routes\":[],\"mac\":\"52:54:00:77:02:0$3\"},\"sockets\":${SOCKS:-0},\"records\":[$(link "$3"),$(addr "$3")]${5:+,\"workload\":$5}}"
 }
+# as many '..' as $W is deep, and one more: from wherever the tree is
+# checked out, the path climbs to / and names /bin/sh
+UP=$(printf '../%.0s' $(seq $(($(tr -cd / <<<"$W" | wc -c) + 1))))
 {
 	frame 2 $PV '{"version":'$PV',"host":"client","peer":"host1","capabilities":["heartbeat"]}'
 	frame 13 $PV '{"mig":"c-1","ns":"x0","from":"client"}'
@@ -39,7 +42,7 @@ prep() {	# prep ID NS N [FROM] [WORKLOAD-JSON]
 	frame 13 $PV "$(prep c-6 'bad/name' 0)"
 	# within what the peer may claim but for one thing each
 	frame 13 $PV "$(prep p-1 x0 0 client '{"argv":["/bin/sh","-c","id"]}')"
-	frame 13 $PV "$(prep p-2 x0 0 client '{"argv":["'$W'/../../../../../../bin/sh"]}')"
+	frame 13 $PV "$(prep p-2 x0 0 client '{"argv":["'$W/$UP'bin/sh"]}')"
 	frame 13 $PV '{"mig":"p-3","ns":"x0","from":"client","namespace":{"addrs":["10.77.0.1/24"],"routes":[],"mac":""},"sockets":0,"records":[]}'
 	frame 13 $PV '{"mig":"p-4","ns":"x0","from":"client","namespace":{"addrs":["10.77.0.220/24"],"routes":[],"mac":"00:00:5e:00:01:01"},"sockets":0,"records":[]}'
 	frame 13 $PV '{"mig":"p-5","ns":"x0","from":"client","namespace":{"addrs":["10.77.0.220/24"],"routes":[],"mac":""},"sockets":0,"records":[{"v":'$RV',"type":"link","name":"eth1","kind":"veth","mac":"02:00:00:00:00:09","mtu":1500}]}'
