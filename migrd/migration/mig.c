@@ -64,6 +64,47 @@ mig_fault(const char *point)
 	return 0;
 }
 
+static void
+pause_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct mig *m = arg;
+
+	(void)fd;
+	(void)what;
+	event_free(m->pause);
+	m->pause = NULL;
+	log_warnx("migration %s: the fault's pause is over", m->id);
+	m->pause_fn(m);
+}
+
+/*
+ * Fault POINT (a "-pause" one): the step waits MIG_PAUSE_MS on a timer,
+ * the event loop running on, then pause_fn(m) takes it.  Once a
+ * migration, so that the step it delays runs as ever afterwards; a test
+ * cuts the link in that window, at a known point of the protocol.
+ */
+int
+mig_pause(struct mig *m, const char *point, void (*fn)(struct mig *))
+{
+	struct timeval tv = { MIG_PAUSE_MS / 1000, (MIG_PAUSE_MS % 1000) * 1000 };
+
+	if (m->pause != NULL)
+		return 1;		/* already waiting */
+	if (m->paused || !mig_fault(point))
+		return 0;
+	if ((m->pause = evtimer_new(migrd.base, pause_cb, m)) == NULL ||
+	    evtimer_add(m->pause, &tv) < 0) {
+		log_warnx("%s: cannot arm the pause of %s", m->id, point);
+		if (m->pause != NULL)
+			event_free(m->pause);
+		m->pause = NULL;
+		return 0;
+	}
+	m->paused = 1;
+	m->pause_fn = fn;
+	return 1;
+}
+
 static char	persist_err[PATH_MAX + 64];	/* why the last write failed */
 
 /* Fault "persist-emfile": every descriptor taken, as at EMFILE. */
@@ -318,6 +359,8 @@ mig_free(struct mig *m)
 	event_free(m->timer);
 	if (m->work != NULL)
 		event_free(m->work);
+	if (m->pause != NULL)
+		event_free(m->pause);
 	if (m->role == MIG_SOURCE)
 		src_cleanup(m);
 	else

@@ -721,6 +721,22 @@ rx_free(struct rx_stream *rx)
 	rx->partial = 0;
 }
 
+/* COMMIT: in ready, a workload that cannot start here is found now,
+ * while the source can still roll back (ABORTED, with the reason). */
+static void
+take_commit(struct mig *m)
+{
+	char why[256];
+
+	if (m->state == MD_READY && m->live.pid <= 0 &&
+	    live_prepare(m, why, sizeof(why)) < 0) {
+		mig_fail(m, "%s cannot start %s's workload: %s",
+		    migrd.conf.hostname, m->ns, why);
+		return;
+	}
+	mig_event(m, ME_RX_COMMIT);
+}
+
 /* The whole record leaves m->rx first: a failed restore may free m. */
 static void
 restore_taken(struct mig *m, uint64_t seq)
@@ -802,15 +818,11 @@ dst_rx(struct mig *m, int type, json_t *msg)
 			m->commit_held = 1;	/* and no timeout either */
 			break;
 		}
-		/* a workload that cannot start here is found now, while
-		 * the source can still roll back (ABORTED, with the reason) */
-		if (m->state == MD_READY && m->live.pid <= 0 &&
-		    live_prepare(m, why, sizeof(why)) < 0) {
-			mig_fail(m, "%s cannot start %s's workload: %s",
-			    migrd.conf.hostname, m->ns, why);
+		/* fault: COMMIT taken in 3 s later, for a link cut then */
+		if (m->state == MD_READY &&
+		    mig_pause(m, "dst-commit-pause", take_commit))
 			break;
-		}
-		mig_event(m, ME_RX_COMMIT);
+		take_commit(m);
 		break;
 	case MSG_MIG_ABORT:
 		m->aborted = 1;

@@ -56,6 +56,9 @@ struct mig {
 	enum mig_role		 role;
 	enum mig_state		 state;
 	int			 commit_held;	/* fault dst-commit-hold */
+	struct event		*pause;		/* a "-pause" fault's timer */
+	void			(*pause_fn)(struct mig *);
+	int			 paused;	/* that fault was taken */
 	uint64_t		 sock_budget;	/* destination: most records */
 	/* destination: the workload, ready to exec before the commit
 	 * point (live.pid > 0) */
@@ -125,6 +128,10 @@ void		 mig_progress(struct mig *, const char *phase,
 		    __attribute__((format(printf, 3, 4)));
 int		 mig_send(struct mig *, int type, json_t *extra);
 int		 mig_fault(const char *point);
+/* 1: fault POINT holds the step for MIG_PAUSE_MS, then fn(m) takes it */
+#define MIG_PAUSE_MS	3000
+int		 mig_pause(struct mig *, const char *point,
+		    void (*fn)(struct mig *));
 void		 mig_count_kind(struct mig_kinds *, const json_t *rec);
 double		 mig_now(const struct mig *);	/* ms since t0 */
 

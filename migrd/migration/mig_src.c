@@ -500,6 +500,26 @@ orphan_wait(struct mig *m)
 	freeze_now(m);
 }
 
+/* COMMIT to the destination: the first one starts the commit phase's
+ * clock; a repeat (in doubt) is the same message. */
+static void
+send_commit(struct mig *m)
+{
+	if (m->t_commit == 0) {
+		m->t_commit = mono_ms();
+		mig_progress(m, "commit", "COMMIT sent to %s", m->peer);
+	}
+	mig_send(m, MSG_MIG_COMMIT, NULL);
+}
+
+/* after fault src-commit-pause: unless the decision was undone */
+static void
+commit_after_pause(struct mig *m)
+{
+	if (m->state == MS_COMMITTING || m->state == MS_IN_DOUBT)
+		send_commit(m);
+}
+
 /* The gate first: the service runs on, only new SYNs are dropped. */
 static void
 freeze_dump(struct mig *m)
@@ -581,11 +601,11 @@ src_action(struct mig *m, unsigned action)
 			log_warnx("fault injected: src-crash-commit: exiting");
 			_exit(3);
 		}
-		if (m->t_commit == 0) {
-			m->t_commit = mono_ms();
-			mig_progress(m, "commit", "COMMIT sent to %s", m->peer);
-		}
-		mig_send(m, MSG_MIG_COMMIT, NULL);
+		/* fault: the first COMMIT waits, for a link cut then */
+		if (m->t_commit == 0 &&
+		    mig_pause(m, "src-commit-pause", commit_after_pause))
+			break;
+		send_commit(m);
 		break;
 	case MA_KILL_DELETE:
 		if (mig_fault("src-crash-done")) {

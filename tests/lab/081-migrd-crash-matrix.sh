@@ -14,6 +14,18 @@
 #   dst-crash-precommit host2, COMMIT taken in ready, before the commit
 #                      point is written
 #
+# and the link between the two hosts is cut (every segment of the peer
+# channel dropped on arrival, both ways: silence, no reset) at either
+# side of the commit point, then mended:
+#
+#   COMMIT lost        host1 wrote "committing"; its COMMIT and every
+#                      repeat go into the cut.  host1 is in doubt, host2
+#                      gives up waiting and discards; when the link is
+#                      back host1 asks again, hears ABORTED, rolls back.
+#   COMMITTED lost     host2 took COMMIT in and goes live behind the cut;
+#                      host1 is in doubt, svc frozen there; when the link
+#                      is back host2 says COMMITTED again, host1 finishes.
+#
 # (074 has the other cells: host1 at the gate and once moved, host2
 # after the commit point, a failed write at each vital step.)
 . "$(dirname "$0")/../lib.sh"
@@ -76,6 +88,75 @@ crash_cell host1 src-crash-dump
 crash_cell host1 src-crash-commit
 crash_cell host2 dst-crash-restore
 crash_cell host2 dst-crash-precommit
+
+# cut / mend: the peer channel's segments dropped on arrival at both
+# hosts (the service's own traffic is in its namespace, untouched)
+cut() {
+	local g
+	for g in host1 host2; do
+		gx "$g" "nft add table inet labcut && nft add chain inet labcut in '{ type filter hook input priority -50; }' &&
+			nft add rule inet labcut in tcp dport 7780 drop && nft add rule inet labcut in tcp sport 7780 drop" || return 1
+	done
+}
+mend() { gx host1 "nft delete table inet labcut"; gx host2 "nft delete table inet labcut"; }
+
+# partition_cell GUEST FAULT WHAT WHERE: a move host1 -> host2, the link
+# cut while GUEST's migrd holds the step FAULT names for 3 s; migctl
+# migrate must end in doubt (17) with svc frozen on host1; once host2
+# has settled alone, the link is mended and both settle on WHERE.
+partition_cell() {
+	local g=$1 f=$2 what=$3 want=$4 n0 i other st
+	check "$what: migrd on $g will pause at $f" restart "$g" "$f"
+	n0=$(migrd_log "$g" | grep -c "fault injected: $f")
+	gx host1 "rm -f /tmp/$NS.mig; setsid sh -c '$MIGCTL migrate $NS host2 >/tmp/$NS.mig 2>&1; echo rc=\$? >>/tmp/$NS.mig' </dev/null >/dev/null 2>&1 &"
+	for i in $(seq 300); do
+		[ "$(migrd_log "$g" | grep -c "fault injected: $f")" -gt "$n0" ] && break; sleep 0.1
+	done
+	check "$what: the link is cut while $g holds that step" cut
+	for i in $(seq 150); do gx host1 "grep -q ^rc= /tmp/$NS.mig" && break; sleep 0.2; done
+	MOUT=$(gx host1 "cat /tmp/$NS.mig")
+	diag "$MOUT"
+	is "$(sed -n 's/^rc=//p' <<<"$MOUT")" 17 "$what: migctl migrate exits 17 (in doubt)"
+	is "$(gx host1 "grep frozen $CG/cgroup.events")" "frozen 1" "$what: host1 keeps svc frozen while in doubt"
+	if [ "$want" = host2 ]; then
+		# host2 went live behind the cut: svc serves there already
+		for i in $(seq 100); do
+			[ "$(gx host2 "$MIGCTL -j status | jq '.data.migrations | length'")" = 0 ] && break; sleep 0.2
+		done
+		is "$(gx host2 "grep frozen $CG/cgroup.events; ip netns exec $NS nft list tables | grep -c migr_")" \
+			"frozen 0
+0" "$what: behind the cut, svc is live on host2"
+	else
+		# host2 never heard COMMIT: it waits its timeout and discards
+		for i in $(seq 100); do
+			gx host2 "[ ! -e /run/netns/$NS ]" && break; sleep 0.2
+		done
+		is "$(gx host2 "ls /run/netns; $MIGCTL -j status | jq '.data.migrations | length'")" 0 \
+			"$what: behind the cut, host2 discarded what it built"
+	fi
+	st=$(gx host1 "$MIGCTL -j status | jq -r '.data.migrations[0].state'")
+	is "$st" in-doubt "$what: host1 is still in doubt"
+	check "$what: the link is mended" mend
+	for i in $(seq 300); do
+		[ "$(svc_where)" = "$want" ] && settled && break; sleep 0.2
+	done
+	diag "$what: host1: $(gx host1 "$MIGCTL -j history | jq -r '.data.events[-3:][].event'")"
+	is "$(svc_where)" "$want" "$what: once mended, svc is live on $want only"
+	[ "$want" = host2 ] && other=host1 || other=host2
+	is "$(gx "$want" "grep frozen $CG/cgroup.events; ip netns exec $NS nft list tables | grep -c migr_")" \
+		"frozen 0
+0" "$what: thawed and unlocked on $want"
+	is "$(gx "$other" "ls /run/netns; ip -br link show v$NS 2>/dev/null")" "" \
+		"$what: nothing of svc left on $other"
+	check "$what: $g's migrd without the fault" restart "$g"
+	if [ "$want" = host2 ]; then
+		migrate host2 host1
+		is "$MRC" 0 "$what: (svc moved back to host1)"
+	fi
+}
+
+partition_cell host1 src-commit-pause "COMMIT lost" host1
+partition_cell host2 dst-commit-pause "COMMITTED lost" host2
 
 # --- the client lived through all of it; the service never sent FIN/RST
 sleep 2
