@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -258,6 +259,7 @@ prep_validate(const char *peer, json_t *msg, struct prep *p, char *why,
     size_t len)
 {
 	const struct peer_conf *pc;
+	struct statvfs vfs;
 
 	if (prep_parse(peer, msg, p, why, len) == -1)
 		return -1;
@@ -287,6 +289,12 @@ prep_validate(const char *peer, json_t *msg, struct prep *p, char *why,
 	if (ns_can_host(p->ns, json_object_get(p->desc, "addrs"), why,
 	    len) != RES_OK)
 		goto out_free;
+	/* the commit point is a write there (a PREPARE writes it too) */
+	if (statvfs(migrd.conf.state_dir, &vfs) == 0 && vfs.f_bavail == 0) {
+		snprintf(why, len, "%s's state folder %.200s is full",
+		    migrd.conf.hostname, migrd.conf.state_dir);
+		goto out_free;
+	}
 	return 0;
 
 out_free:
@@ -333,6 +341,19 @@ dst_prepare(const char *peer, json_t *msg)
 	m->sock_budget = p.budget;
 	m->desc = json_incref(p.desc);
 	m->argv = p.argv ? json_incref(p.argv) : NULL;
+	/* A state folder that cannot take this migration (a full disk)
+	 * would fail it at the commit point, after the source's whole
+	 * downtime: refused now, with the file written as it will be. */
+	m->state = MD_PREPARED;
+	if (mig_persist("persist-prepare") == -1) {
+		snprintf(why, sizeof(why), "%s cannot write its state: %.300s",
+		    migrd.conf.hostname, mig_persist_error());
+		mig_free(m);
+		(void)mig_persist(NULL);
+		refuse(peer, p.id, p.ns, why);
+		return;
+	}
+	m->state = MD_IDLE;
 	history_add("migrate", "%s coming in from %s", p.ns, peer);
 	mig_event(m, ME_RX_PREPARE);
 	return;

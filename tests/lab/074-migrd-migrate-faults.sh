@@ -42,6 +42,7 @@ for f in "host2 dst-refuse 15 refused" "host1 src-freeze 16 rolled-back" \
 	"host1 src-dump 16 rolled-back" "host1 channel-drop 16 rolled-back" \
 	"host2 dst-restore 16 rolled-back" "host2 dst-ready-hold 16 rolled-back" \
 	"host1 persist-frozen 15 refused" "host1 persist-freeze 16 rolled-back" \
+	"host2 persist-prepare 15 refused" \
 	"host1 persist-committing 16 rolled-back" "host2 persist-live 16 rolled-back" \
 	"host2 dst-exec-fail 16 rolled-back" "host2 dst-attach-fail 16 rolled-back"; do
 	set -- $f
@@ -55,6 +56,8 @@ for f in "host2 dst-refuse 15 refused" "host1 src-freeze 16 rolled-back" \
 	[ "$2" = dst-exec-fail ] && like "$(rep .reason)" "host2 cannot start svc's workload" \
 		"$2: ABORTED carries host2's reason"
 	# past the commit point, before any socket left repair: undone
+	[ "$2" = persist-prepare ] && like "$(rep .reason)" "host2 cannot write its state" \
+		"$2: refused by host2 before anything was built"
 	[ "$2" = dst-attach-fail ] && like "$(rep .reason)" "host2 could not go live, undone" \
 		"$2: host2 undid its commit and said why"
 	untouched "$2"

@@ -26,6 +26,12 @@
 #                      host1 is in doubt, svc frozen there; when the link
 #                      is back host2 says COMMITTED again, host1 finishes.
 #
+# and the state folder of either host is full (a tmpfs of 256 KiB, filled
+# to the last byte while migrd runs): the move is refused before the
+# freeze, by name (host1: "No space left on device" writing "frozen";
+# host2: its state folder full, found by the PREPARE's checks), svc
+# stays on host1, and once space is freed the next move succeeds.
+#
 # (074 has the other cells: host1 at the gate and once moved, host2
 # after the commit point, a failed write at each vital step.)
 . "$(dirname "$0")/../lib.sh"
@@ -157,6 +163,42 @@ partition_cell() {
 
 partition_cell host1 src-commit-pause "COMMIT lost" host1
 partition_cell host2 dst-commit-pause "COMMITTED lost" host2
+
+# full_cell GUEST: GUEST's state folder on a tiny tmpfs, filled up while
+# its migrd runs; a move fails and changes nothing; freed, one succeeds
+SD=/var/lib/migrd
+full_cell() {
+	local g=$1 what="$1's state folder full" rc n
+	migrd_stop "$g"
+	check "$what: a tmpfs of 256 KiB holds it" gx "$g" "rm -rf /tmp/sd.keep && cp -a $SD /tmp/sd.keep &&
+		mount -t tmpfs -o size=256k,mode=0700 migr-full $SD && cp -a /tmp/sd.keep/. $SD/"
+	check "$what: migrd runs on it" restart "$g"
+	check "$what: filled to the last byte" gx "$g" "dd if=/dev/zero of=$SD/fill bs=4k 2>/dev/null; dd if=/dev/zero of=$SD/fill2 bs=1 2>/dev/null; [ \$(df -k --output=avail $SD | tail -1) = 0 ]"
+	migrate host1 host2
+	diag "$MOUT"
+	rc=$MRC
+	is "$rc" 15 "$what: the move is refused before the freeze (15)"
+	like "$MOUT" "No space left on device|state folder .* is full" "$what: and says why"
+	for n in $(seq 50); do
+		gx host2 "[ ! -e /run/netns/$NS ]" && [ "$(svc_where)" = host1 ] && break; sleep 0.2
+	done
+	is "$(svc_where)" host1 "$what: svc runs on host1 only"
+	is "$(gx host1 "grep frozen $CG/cgroup.events; ip netns exec $NS nft list tables | grep -c migr_")" \
+		"frozen 0
+0" "$what: thawed and unlocked on host1"
+	is "$(gx "$g" "ls -A $SD | grep -c tmp")" 0 "$what: no half-written file left"
+	check "$what: space freed" gx "$g" "rm -f $SD/fill $SD/fill2"
+	migrate host1 host2
+	is "$MRC" 0 "$what: then the move succeeds"
+	migrate host2 host1
+	is "$MRC" 0 "$what: and back"
+	migrd_stop "$g"
+	check "$what: the state folder back on its disk" gx "$g" "rm -rf /tmp/sd.keep && cp -a $SD /tmp/sd.keep &&
+		umount $SD && rm -rf $SD/* && cp -a /tmp/sd.keep/. $SD/"
+	check "$what: migrd on it again" restart "$g"
+}
+full_cell host1
+full_cell host2
 
 # --- the client lived through all of it; the service never sent FIN/RST
 sleep 2
