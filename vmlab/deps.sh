@@ -16,6 +16,8 @@ pkgs=(
 	# file (vmlab/lab: is busybox static?)
 	vde2 iproute2 nftables tcpdump socat procps psmisc openssl util-linux
 	iputils-ping ethtool groff-base jq systemd file
+	# checkpoint mode: the process engine (issue 13)
+	criu
 )
 
 missing=()
