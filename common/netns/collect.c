@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -58,6 +59,7 @@ add_sock(struct collect_set *set, int pidfd, pid_t pid, int fd,
     unsigned long ino, char *err, size_t errlen)
 {
 	struct collect_sock *s = find_ino(set, ino), *ns;
+	struct stat st;
 	socklen_t len;
 	int copy;
 
@@ -68,9 +70,17 @@ add_sock(struct collect_set *set, int pidfd, pid_t pid, int fd,
 		return -1;
 	}
 	copy = sys_pidfd_getfd(pidfd, fd);
+	if (copy < 0 && (errno == EBADF || errno == ESRCH))
+		return 0;	/* closed (or the task gone) since it was listed */
 	if (copy < 0) {
 		errbuf_errno(err, errlen, "pidfd_getfd pid %d fd %d", pid, fd);
 		return -1;
+	}
+	/* a task that runs (a check before the freeze) may have closed it
+	 * and opened something else at that number since */
+	if (fstat(copy, &st) < 0 || st.st_ino != ino) {
+		close(copy);
+		return 0;
 	}
 	ns = realloc(set->socks, (set->nsocks + 1) * sizeof(*ns));
 	if (ns == NULL) {
