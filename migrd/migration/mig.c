@@ -182,7 +182,9 @@ static void	send_forget(const char *, const char *);
 
 /*
  * Write what the step st from m's state leads to, if it is to be written
- * (MA_PERSIST, or a destination's half-built namespace).  -1 only when
+ * (MA_PERSIST; a destination's half-built namespace, "prepared", is
+ * written by dst_prepare() before the step, refusing if it cannot be).
+ * -1 only when
  * a vital state (migfsm_vital()) could not be written: the caller must
  * not take the step.  A state that is not vital is logged and left: what
  * the file still says is one a restart resolves safely (an older durable
@@ -196,8 +198,7 @@ save_step(struct mig *m, const struct mig_step *st)
 	char fault[64];
 	int added = 0, rc;
 
-	if (!(st->actions & MA_PERSIST) &&
-	    !(m->role == MIG_DEST && st->next == MD_PREPARED))
+	if (!(st->actions & MA_PERSIST))
 		return 0;
 	/* COMMIT taken in ready, the commit point not yet written */
 	if (m->role == MIG_DEST && st->next == MD_LIVE &&

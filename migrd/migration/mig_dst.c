@@ -341,9 +341,11 @@ dst_prepare(const char *peer, json_t *msg)
 	m->sock_budget = p.budget;
 	m->desc = json_incref(p.desc);
 	m->argv = p.argv ? json_incref(p.argv) : NULL;
-	/* A state folder that cannot take this migration (a full disk)
-	 * would fail it at the commit point, after the source's whole
-	 * downtime: refused now, with the file written as it will be. */
+	/* The one write of "prepared" (a restart finds the half-built
+	 * namespace there), made before the step: a state folder that
+	 * cannot take this migration (a full disk) would fail it at the
+	 * commit point, after the source's whole downtime, so it is
+	 * refused now. */
 	m->state = MD_PREPARED;
 	if (mig_persist("persist-prepare") == -1) {
 		snprintf(why, sizeof(why), "%s cannot write its state: %.300s",
