@@ -42,6 +42,12 @@ like() {
 		fail "$3"; diag "wanted /$2/ in:"; diag "$1"; fi
 }
 
+# unlike HAYSTACK PATTERN DESC (grep -E): the pattern is nowhere
+unlike() {
+	if grep -qE -- "$2" <<<"$1"; then
+		fail "$3"; diag "unwanted /$2/ in:"; diag "$1"; else pass "$3"; fi
+}
+
 done_testing() { exit $((T_FAIL > 0)); }
 
 # service_ns GUEST NS IPV4/PLEN IPV6/PLEN MAC: a network namespace on GUEST

@@ -80,8 +80,11 @@ client_report() {
 }
 
 # capture_start / capture_stop: FIN or RST from the service's busy port
+# (and, to explain a failed verdict, every RST to or from the service,
+# any port, with its time and absolute sequence numbers: /tmp/$NS.rstall)
 capture_start() {
-	gx client "setsid tcpdump -i br0 -n -l 'tcp src port 7400 and (tcp[tcpflags] & (tcp-fin|tcp-rst) != 0)' </dev/null >/tmp/$NS.finrst 2>/dev/null &"
+	gx client "setsid tcpdump -i br0 -n -l 'tcp src port 7400 and (tcp[tcpflags] & (tcp-fin|tcp-rst) != 0)' </dev/null >/tmp/$NS.finrst 2>/dev/null &
+		setsid tcpdump -i br0 -n -l -tt -S '(host $SVC4 and tcp[tcpflags] & tcp-rst != 0) or (host $SVC6 and ip6[6] = 6 and ip6[53] & 4 != 0)' </dev/null >/tmp/$NS.rstall 2>/dev/null &"
 	sleep 1
 }
 capture_stop() { gx client "pkill -f 'tcpdump -i br0'; sleep 0.3; cat /tmp/$NS.finrst"; }
@@ -89,7 +92,11 @@ capture_stop() { gx client "pkill -f 'tcpdump -i br0'; sleep 0.3; cat /tmp/$NS.f
 # migrate FROM TO: "migctl migrate" on FROM; its output in $MOUT, its
 # JSON report in $MREP, its exit status in $MRC
 migrate() {
+	local t0
+	t0=$(gx client "date +%s.%N")
 	MOUT=$(gx -t 180 "$1" "$MIGCTL migrate $NS $2; echo rc=\$?")
+	MOUT="$MOUT
+(client clock: migctl migrate $1 -> $2 ran from $t0 to $(gx client "date +%s.%N"))"
 	MRC=$(sed -n 's/^rc=//p' <<<"$MOUT")
 	MREP=$(gx "$1" "$MIGCTL -j history" | jq -c '[.data.events[] | select(.report)] | last | .report')
 }
@@ -105,7 +112,8 @@ check_client() {
 	is "$(kv "$1" mismatches)" 0 "client: no byte lost, duplicated, reordered or changed $2"
 	is "$(kv "$1" probes_failed)" 0 "client: every new connection served $2"
 	diag "longest stall at the client: $(kv "$1" longest_stall_ms) ms"
-	[ "$(kv "$1" verdict)" = PASS ] || diag "client log: $(gx client "tail -20 /tmp/$NS.client")"
+	[ "$(kv "$1" verdict)" = PASS ] || diag "client log: $(gx client "tail -20 /tmp/$NS.client")
+RSTs the service sent on the LAN (client clock): $(gx client "awk '\$3 ~ /^(10\\.77\\.0\\.180|fd00:77::180)\\./' /tmp/$NS.rstall 2>/dev/null | head -40")"
 }
 
 # svc_on GUEST: svc runs on GUEST and nowhere else
