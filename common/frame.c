@@ -64,6 +64,7 @@ static const char *const msg_names[MSG__MAX] = {
 	[MSG_MIG_CHECK] = "mig-check",
 	[MSG_MIG_CHECKED] = "mig-checked",
 	[MSG_MIG_FORGET] = "mig-forget",
+	[MSG_MIG_PACKETS] = "mig-packets",
 };
 
 const char *

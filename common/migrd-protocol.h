@@ -12,7 +12,7 @@
 #define MIGRD_PROTOCOL_H
 
 /* Bump on any change of this file, frame.h or a payload's meaning. */
-#define MIGR_PROTO_VERSION	3
+#define MIGR_PROTO_VERSION	4
 
 #define MIGR_FRAME_HDR_LEN	8
 /* Largest payload anyone may send; the configured limit may be lower. */
@@ -64,12 +64,16 @@ enum migr_msg {
 	MSG_MIG_CHECKED = 30,	/* peer: {mig, ok, reason} */
 	MSG_MIG_FORGET = 31,	/* peer, source -> destination: {mig} it
 				   knows how that migration ended */
+	MSG_MIG_PACKETS = 32,	/* peer, source -> destination: {mig,
+				   packets[], overflow} what reached the
+				   locked namespace, to replay */
 	MSG__MAX
 };
 
 #define MSG_IS_MIG(t)	(((t) >= MSG_MIG_PREPARE && (t) <= MSG_MIG_ABORTED) || \
 			 (t) == MSG_MIG_CHUNK || (t) == MSG_MIG_CHECK || \
-			 (t) == MSG_MIG_CHECKED || (t) == MSG_MIG_FORGET)
+			 (t) == MSG_MIG_CHECKED || (t) == MSG_MIG_FORGET || \
+			 (t) == MSG_MIG_PACKETS)
 #define MSG_IS_PEER(t)	((t) == MSG_RESULT || (t) == MSG_HELLO || \
 			 (t) == MSG_HEARTBEAT || MSG_IS_MIG(t))
 /* a request migctl may send */

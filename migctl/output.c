@@ -327,6 +327,18 @@ report_sockets(FILE *fp, json_t *r)
 	    n_of(b, "queued", n[0], sizeof(n[0])));
 	fprintf(fp, "  %-10s %10s  bytes\n", "streamed",
 	    n_of(b, "streamed", n[0], sizeof(n[0])));
+	b = json_object_get(r, "lock");
+	if (json_is_object(b) && strcmp(json_string_value(json_object_get(b,
+	    "mode")) ? json_string_value(json_object_get(b, "mode")) : "",
+	    "replay") == 0)
+		fprintf(fp, "  %-10s %10s  packets kept by the lock: %s sent "
+		    "on before COMMIT (%s replayed there), %s after it, %s "
+		    "dropped\n", "replay",
+		    n_of(b, "kept", n[0], sizeof(n[0])),
+		    n_of(b, "sent", n[1], sizeof(n[1])),
+		    n_of(b, "replayed", n[2], sizeof(n[2])),
+		    n_of(b, "forwarded", n[3], sizeof(n[3])),
+		    n_of(b, "overflow", n[4], sizeof(n[4])));
 }
 
 static void

@@ -46,12 +46,19 @@ struct migrd_conf {
 	uint32_t	migrate_timeout;	/* seconds per phase */
 	uint32_t	commit_ms;		/* COMMIT unanswered: resend */
 	uint32_t	orphan_ms;		/* orphans draining: wait */
+	uint32_t	lock_mode;		/* CONF_LOCK_* */
+	uint32_t	lock_queue_bytes;	/* replaying lock: bounds */
+	uint32_t	lock_queue_packets;
 	char		workload_user[CONF_NAME_MAX];
 	char		workload_group[CONF_NAME_MAX];	/* "": the user's */
 	uint64_t	workload_caps;		/* bit per CAP_*: ambient */
 	char		workload_log_dir[PATH_MAX];
 	uint32_t	workload_log_max;	/* bytes before NAME.log.1 */
 };
+
+/* lock: the choices' order in config_keys.c */
+#define CONF_LOCK_DROP		0
+#define CONF_LOCK_REPLAY	1
 
 /* what workload-capabilities may give (migrd keeps them: caps.c) */
 #define CONF_WORKLOAD_CAPS	"cap_net_admin cap_net_raw cap_net_bind_service"

@@ -15,6 +15,8 @@
 #include "config_keys.h"
 #include "migrd-protocol.h"
 
+static const char *const lock_modes[] = { "drop", "replay", NULL };
+
 static int
 valid_addr(const char *s)
 {
@@ -323,6 +325,16 @@ const struct conf_key conf_keys[] = {
 	{ "orphan-wait", &conf_uint, AT(orphan_ms),
 	  .min = 0, .max = 600000, .unit = CU_MS, .defu = 10000,
 	  .descr = "wait for closed connections to deliver their last bytes" },
+	{ "lock", &conf_enum, AT(lock_mode), .choices = lock_modes,
+	  .defu = CONF_LOCK_REPLAY,
+	  .descr = "what the lock does with what arrives: drop or replay" },
+	{ "lock-queue-bytes", &conf_uint, AT(lock_queue_bytes),
+	  .min = 65536, .max = 1024 * 1024 * 1024, .unit = CU_BYTES,
+	  .defu = 4 * 1024 * 1024,
+	  .descr = "bytes of packets the replaying lock keeps" },
+	{ "lock-queue-packets", &conf_uint, AT(lock_queue_packets),
+	  .min = 16, .max = 65536, .defu = 4096,
+	  .descr = "packets the replaying lock keeps" },
 	{ "workload-user", &conf_name, AT(workload_user), .defs = "nobody",
 	  .what = "user name",
 	  .descr = "user the workloads run as" },

@@ -35,3 +35,13 @@ $(BENCH_EF): $(BENCH_EF).o $(LIBRECORDS) $(LIBENGINE)
 .PHONY: bench-engine-floor
 bench-engine-floor: $(BENCH_EF)
 	@BUILD=$(BUILD) tests/bench/engine-floor.sh $(BENCH_ARGS)
+
+# 'make bench-stall': the stall peers see with the drop and the replaying
+# lock (tests/bench/stall.sh; BENCH_ARGS: the connection counts), in the
+# lab, with the debug build the lab tests use
+.PHONY: bench-stall
+bench-stall:
+	@$(MAKE) --no-print-directory SAN=1 all tests
+	@kernel/build.sh >/dev/null
+	@vmlab/lab status >/dev/null 2>&1 || BUILD=build/check vmlab/lab up >/dev/null
+	@BUILD=build/check tests/bench/stall.sh $(BENCH_ARGS)

@@ -6,22 +6,34 @@
 #include "errbuf.h"
 #include "netns.h"
 #include "nslock.h"
+#include "replay.h"
 
-static const char lock_rules[] =
-	"add table inet " NSLOCK_TABLE "\n"
-	"add chain inet " NSLOCK_TABLE " in "
-	"{ type filter hook input priority -400; policy drop; }\n"
-	"add chain inet " NSLOCK_TABLE " out "
-	"{ type filter hook output priority -400; policy drop; }\n"
-	"add rule inet " NSLOCK_TABLE " in iif lo accept\n"
+#define LOCK_INET \
+	"add table inet " NSLOCK_TABLE "\n" \
+	"add chain inet " NSLOCK_TABLE " in " \
+	"{ type filter hook input priority -400; policy drop; }\n" \
+	"add chain inet " NSLOCK_TABLE " out " \
+	"{ type filter hook output priority -400; policy drop; }\n" \
+	"add rule inet " NSLOCK_TABLE " in iif lo accept\n" \
 	"add rule inet " NSLOCK_TABLE " out oif lo accept\n"
-	/* ARP is a family of its own: a locked source that answered an
-	 * ARP request would teach the LAN's switches its old port again */
-	"add table arp " NSLOCK_TABLE "\n"
-	"add chain arp " NSLOCK_TABLE " in "
-	"{ type filter hook input priority -400; policy drop; }\n"
-	"add chain arp " NSLOCK_TABLE " out "
-	"{ type filter hook output priority -400; policy drop; }\n";
+/* ARP is a family of its own: a locked source that answered an ARP
+ * request would teach the LAN's switches its old port again */
+#define LOCK_ARP \
+	"add table arp " NSLOCK_TABLE "\n" \
+	"add chain arp " NSLOCK_TABLE " in " \
+	"{ type filter hook input priority -400; policy drop; }\n" \
+	"add chain arp " NSLOCK_TABLE " out " \
+	"{ type filter hook output priority -400; policy drop; }\n"
+
+static const char lock_rules[] = LOCK_INET LOCK_ARP;
+
+/* The replaying lock: what comes in goes to the queue migrd reads
+ * (replay.h), with no "bypass": unread, it is dropped (fail closed). */
+#define STR_(x)	#x
+#define STR(x)	STR_(x)
+static const char lock_rules_replay[] = LOCK_INET
+	"add rule inet " NSLOCK_TABLE " in queue num " STR(REPLAY_QUEUE_NUM) "\n"
+	LOCK_ARP;
 
 /* Before the freeze: no new connection starts, so the handshakes under
  * way finish into an accept queue, where the dump finds them.  A SYN it
@@ -75,6 +87,12 @@ nslock_take(const char *ns, char *err, size_t errlen)
 {
 	/* one transaction: the table appears whole or not at all */
 	return nft_in_ns(ns, lock_rules, NULL, 0, err, errlen);
+}
+
+int
+nslock_take_replay(const char *ns, char *err, size_t errlen)
+{
+	return nft_in_ns(ns, lock_rules_replay, NULL, 0, err, errlen);
 }
 
 int

@@ -22,6 +22,9 @@
 #define NSLOCK_GATE	"migr_gate"
 
 int	nslock_take(const char *ns, char *err, size_t errlen);
+/* The same lock, but what comes in is queued for migrd (replay.h), not
+ * dropped: its reader must be bound first. */
+int	nslock_take_replay(const char *ns, char *err, size_t errlen);
 /* lock and gate, whichever is there */
 int	nslock_release(const char *ns, char *err, size_t errlen);
 /*

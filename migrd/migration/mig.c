@@ -331,6 +331,8 @@ mig_new(enum mig_role role, const char *id, const char *ns, const char *peer)
 	m->role = role;
 	m->state = migfsm_initial(role);
 	TAILQ_INIT(&m->outq);
+	m->rq_fd = -1;
+	replay_list_init(&m->rq, 0, 0);
 	snprintf(m->id, sizeof(m->id), "%s", id);
 	snprintf(m->ns, sizeof(m->ns), "%s", ns);
 	snprintf(m->peer, sizeof(m->peer), "%s", peer);
@@ -366,6 +368,7 @@ mig_free(struct mig *m)
 		src_cleanup(m);
 	else
 		dst_cleanup(m);
+	replay_close(m);
 	json_decref(m->desc);
 	json_decref(m->argv);
 	json_decref(m->records);
@@ -498,6 +501,8 @@ report_json(const struct mig *m, const char *outcome)
 	    "streamed", (json_int_t)m->streamed, "ms", ms);
 	if (r != NULL && m->reason[0] != '\0')
 		json_object_set_new(r, "reason", json_string(m->reason));
+	if (r != NULL)
+		json_object_set_new(r, "lock", replay_report(m));
 	return r;
 }
 
@@ -721,6 +726,9 @@ mig_rx(const char *peer, int type, json_t *msg)
 			    "aborted");
 		} else if (type == MSG_MIG_COMMITTED)
 			send_forget(peer, id);
+		else if (type == MSG_MIG_PACKETS &&
+		    replay_late_rx(peer, id, msg))
+			;	/* after COMMIT: what reached the source */
 		else
 			log_debug("migration %s: %s from %s: not ours",
 			    id, migr_msgname(type), peer);

@@ -448,6 +448,8 @@ go_live(struct mig *m)
 	}
 	if (migdst_go_live(&m->dst, migrd.conf.bridge, err, sizeof(err)) < 0)
 		goto undo;
+	/* the sockets are live: what reached the source meanwhile */
+	replay_dst_inject(m);
 	/* the workload holds its own copies since live_prepare() */
 	migdst_release(&m->dst);
 	m->pid = 0;
@@ -604,9 +606,10 @@ dst_action(struct mig *m, unsigned action)
 		go_live(m);
 		break;
 	case MA_SEND_COMMITTED:
-		mig_send(m, MSG_MIG_COMMITTED, json_pack("{s:f,s:I,s:I}",
+		mig_send(m, MSG_MIG_COMMITTED, json_pack("{s:f,s:I,s:I,s:I}",
 		    "live_ms", m->dst.fig.live_ms, "pid", (json_int_t)m->pid,
-		    "reset", (json_int_t)m->dst.fig.reset));
+		    "reset", (json_int_t)m->dst.fig.reset, "replayed",
+		    (json_int_t)m->rq_replayed));
 		break;
 	case MA_SEND_ABORTED:
 		/* why, when this host knows (it gave up itself) */
@@ -846,6 +849,13 @@ dst_rx(struct mig *m, int type, json_t *msg)
 		    mig_pause(m, "dst-commit-pause", take_commit))
 			break;
 		take_commit(m);
+		break;
+	case MSG_MIG_PACKETS:
+		/* kept by the source's lock: between the dump and COMMIT */
+		if (m->state != MD_PREPARED && m->state != MD_READY)
+			break;
+		if (replay_dst_rx(m, msg, why, sizeof(why)) == -1)
+			mig_fail(m, "%s", why);
 		break;
 	case MSG_MIG_ABORT:
 		m->aborted = 1;

@@ -16,13 +16,16 @@
 #include "migfsm.h"
 #include "migsrc.h"
 #include "nsarg.h"
+#include "replay.h"
 #include "sk_json.h"
 
 #define MIG_ID_MAX	128
 #define MIG_REASON_MAX	256
 #define MIG_QUEUE_MAX	8
 #define MIG_FREEZE_MS	5000	/* cgroup freeze / kill / thaw waits */
-#define GATE_MAX_MS	1000	/* for handshakes under way to finish */
+/* for handshakes under way to finish: a lost SYN-ACK is sent again
+ * after 1 s, then 2 s more (docs/design.md, "A gate before the freeze") */
+#define GATE_MAX_MS	3500
 
 /* Phase figures, in ms; a phase that did not happen stays negative. */
 enum mig_phase {
@@ -93,6 +96,17 @@ struct mig {
 	struct mig_kinds	 kinds;
 	uint64_t		 queued;	/* bytes in socket queues */
 	uint64_t		 streamed;	/* bytes of records sent */
+	/* the replaying lock (mig_replay.c): what reached the locked
+	 * namespace (source), or what its peer sent of it (destination) */
+	int			 rq_on;		/* source: it replays */
+	int			 rq_fd;		/* source: the queue, or -1 */
+	struct event		*rq_ev;
+	struct replay_list	 rq;
+	size_t			 rq_sent;	/* source: packets sent on */
+	size_t			 rq_at_commit;	/* ... of them before COMMIT */
+	uint64_t		 rq_replayed;	/* injected (destination's
+						   count, at the source) */
+	size_t			 rq_refused;	/* destination: not taken */
 
 	/* source */
 	json_t			*records;	/* pre-copy: links, addrs... */
@@ -149,6 +163,37 @@ int	src_answer(int type, json_t *msg, struct src_answer *a);
 void	src_action(struct mig *, unsigned action);
 void	src_rx(struct mig *, int type, json_t *msg);
 void	src_cleanup(struct mig *);
+/* mig_replay.c: the replaying lock of one migration */
+/* Source, before the lock is taken: bind the queue's reader (or let
+ * the lock drop, saying why). */
+void	replay_src_open(struct mig *);
+/* Source, before COMMIT: the packets kept and not yet sent. */
+void	replay_src_send(struct mig *);
+/* Source, after a rollback: every packet back to the sockets here. */
+void	replay_src_rollback(struct mig *);
+/* Destination: take a PACKETS message (-1: the migration must fail). */
+int	replay_dst_rx(struct mig *, json_t *msg, char *why, size_t len);
+/*
+ * What replay_dst_rx() does with one: every packet that is a whole IP
+ * packet to one of nd's addresses goes into l (within its bounds); one
+ * that is not is counted in *refused, the first one's reason in why.
+ * -1 and why for a message that is not a list of base64 packets.
+ */
+int	replay_take(struct replay_list *l, const struct nsdump *nd,
+	    json_t *msg, size_t *refused, char *why, size_t len);
+/* nd's addresses as sockaddrs (addrs holds NSDUMP_MAX): how many */
+size_t	replay_nd_addrs(const struct nsdump *nd,
+	    struct sockaddr_storage *addrs);
+/* Destination, once the sockets left repair: inject what came. */
+void	replay_dst_inject(struct mig *);
+/* Destination: PACKETS for a migration gone live here lately (1: it
+ * was one, taken or not; 0: unknown). */
+int	replay_late_rx(const char *peer, const char *id, json_t *msg);
+/* Either side: stop reading, forget what is kept. */
+void	replay_close(struct mig *);
+/* The report's "lock" object. */
+json_t	*replay_report(const struct mig *);
+
 /* mig_dst.c */
 /* A PREPARE (or a CHECK) as this host would take it. */
 struct prep {

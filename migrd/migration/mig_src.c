@@ -430,6 +430,8 @@ freeze_now(struct mig *m)
 		mig_fail(m, "cannot freeze %s: %.200s", m->ns, err);
 		return;
 	}
+	/* the queue's reader first: the lock may not queue to nobody */
+	replay_src_open(m);
 	m->freezing = 1;
 	m->fault_slow_freeze = mig_fault("src-freeze-slow");
 	freeze_wait(m);
@@ -505,9 +507,19 @@ orphan_wait(struct mig *m)
 static void
 send_commit(struct mig *m)
 {
+	/* what reached the namespace since the lock, ahead of COMMIT on
+	 * the same channel: the destination has it when it goes live */
+	replay_src_send(m);
 	if (m->t_commit == 0) {
 		m->t_commit = mono_ms();
-		mig_progress(m, "commit", "COMMIT sent to %s", m->peer);
+		m->rq_at_commit = m->rq_sent;
+		if (m->rq_on)
+			mig_progress(m, "commit", "COMMIT sent to %s, after the "
+			    "%zu packets that reached %s while locked (%zu "
+			    "dropped)", m->peer, m->rq_sent, m->ns,
+			    m->rq.overflow);
+		else
+			mig_progress(m, "commit", "COMMIT sent to %s", m->peer);
 	}
 	mig_send(m, MSG_MIG_COMMIT, NULL);
 }
@@ -575,12 +587,17 @@ src_action(struct mig *m, unsigned action)
 				    "not clean: %s", m->id, m->ns, err);
 			migsrc_free(&m->src);
 			m->have_src = 0;
+			/* the sockets are live and unlocked again: what
+			 * came meanwhile is theirs */
+			replay_src_rollback(m);
 		} else {
 			if (nslock_release(m->ns, err, sizeof(err)) < 0)
 				/* failed before or in the freeze: the gate
 				 * may stay */
 				log_warnx("migration %s: %s may still be "
 				    "gated: %s", m->id, m->ns, err);
+			else
+				replay_src_rollback(m);	/* a failed collect */
 			/* a migrd that died while the freeze was under way
 			 * left it asked for (cgroup.freeze 1) */
 			if (m->restarted && m->cgroup[0] != '\0' &&
@@ -588,6 +605,7 @@ src_action(struct mig *m, unsigned action)
 			    sizeof(err)) < 0)
 				log_warnx("migration %s: %s", m->id, err);
 		}
+		replay_close(m);	/* given back above, if it could be */
 		if (thawed)
 			mig_progress(m, "rollback", "%s resumed here: repair "
 			    "off, unlocked, thawed", m->ns);
@@ -620,6 +638,7 @@ src_action(struct mig *m, unsigned action)
 			migsrc_free(&m->src);
 			m->have_src = 0;
 		}
+		replay_close(m);
 		ns_forget(m->ns);
 		mig_progress(m, "done", "tasks killed with their sockets in "
 		    "repair, %s deleted here", m->ns);
@@ -710,7 +729,11 @@ src_rx(struct mig *m, int type, json_t *msg)
 		mig_event(m, ME_RX_READY);
 		break;
 	case MSG_MIG_COMMITTED:
-		/* the peer's count, bounded by what was sent */
+		/* the peer's counts, bounded by what was sent */
+		if (json_unpack(msg, "{s:I}", "replayed", &n) == 0 && n > 0)
+			m->rq_replayed = (uint64_t)n > m->rq_sent ? m->rq_sent :
+			    (uint64_t)n;
+		n = a.n;
 		if (n > 0)
 			m->kinds.reset = n > (json_int_t)m->kinds.total ?
 			    m->kinds.total : (unsigned)n;

@@ -196,7 +196,8 @@ migsrc_freeze_finish(struct migsrc *s, int timeout_ms, char *err,
 	char why[256];
 
 	s->fig.freeze_ms = t1 - s->t_freeze;
-	if (nslock_take(s->ns, err, errlen) < 0)
+	if ((s->replay ? nslock_take_replay(s->ns, err, errlen) :
+	    nslock_take(s->ns, err, errlen)) < 0)
 		goto out_thaw;
 	s->locked = 1;
 	s->fig.lock_ms = mono_ms() - t1;

@@ -67,6 +67,8 @@ struct migsrc {
 	struct migsrc_item	*items;
 	size_t			 nitems;
 	int			 frozen, locked;
+	int			 replay;	/* the replaying lock (its
+						   queue's reader is bound) */
 	double			 t_freeze;	/* the freeze was asked */
 	size_t			 cursor;	/* migsrc_dump_next() */
 	uint32_t		 inline_max;	/* queue bytes inline in a

@@ -38,6 +38,9 @@
  *   one is a socket that encodes;
  * - DUMP_DONE passes exactly when no record waits for chunks and its
  *   count is the number restored;
+ * - PACKETS: every packet taken is a whole IP packet to an address of
+ *   the last PREPARE that passed, within the bounds, and each packet of
+ *   a message that passes is taken, refused or counted;
  * - no migration is ever started, nothing is sent.
  *
  * Nothing here changes the system: prep_parse() only looks for the
@@ -79,6 +82,8 @@ static int	verbose;	/* $FUZZ_VERBOSE: say what each message did */
 struct session {
 	int			prepared;	/* records may be 1 MiB */
 	struct rx_stream	rx;
+	struct nsdump		*nd;		/* the last PREPARE's */
+	struct replay_list	rq;		/* PACKETS taken */
 };
 
 static void
@@ -284,8 +289,48 @@ prepare(struct session *s, json_t *j)
 		    p.nd->naddrs, p.nd->nroutes);
 	free(p2.nd);
 	json_decref(again);
-	free(p.nd);
+	free(s->nd);
+	s->nd = p.nd;		/* the addresses PACKETS may go to */
 	s->prepared = 1;
+}
+
+/*
+ * PACKETS: a refusal says why; every packet taken is a whole IP packet
+ * to an address of the last PREPARE that passed (none before one), and
+ * the bounds hold; the packets of a message that passed are each taken,
+ * refused or counted as overflow.
+ */
+static void
+packets(struct session *s, json_t *j)
+{
+	struct sockaddr_storage addrs[NSDUMP_MAX];
+	size_t before = s->rq.kept + s->rq.overflow, nrefused = 0, n;
+	struct replay_pkt *p;
+	char why[300] = "";
+
+	if (s->rq.max_bytes == 0)
+		replay_list_init(&s->rq, 64, 256 * 1024);
+	if (replay_take(&s->rq, s->nd, j, &nrefused, why, sizeof(why)) == -1) {
+		refused("packets", why);
+		return;
+	}
+	if (nrefused > 0 && why[0] == '\0')
+		abort();
+	if (s->rq.kept + s->rq.overflow + nrefused - before !=
+	    json_array_size(json_object_get(j, "packets")))
+		abort();
+	if (s->rq.npkts > 64 || s->rq.bytes > 256 * 1024)
+		abort();
+	n = replay_nd_addrs(s->nd, addrs);
+	for (p = s->rq.head; p != NULL; p = p->next)
+		if (replay_check(p->data, p->len, addrs, n, NULL, 0) == -1) {
+			fprintf(stderr, "a packet not for the namespace was "
+			    "taken\n");
+			abort();
+		}
+	if (verbose)
+		fprintf(stderr, "packets: %zu kept, %zu overflow, %zu "
+		    "refused\n", s->rq.npkts, s->rq.overflow, nrefused);
 }
 
 /* A whole socket record: as if restored. */
@@ -416,6 +461,9 @@ message(struct session *s, int type, json_t *j)
 	case MSG_MIG_CHECKED:
 		check_rx(PEER, j);
 		break;
+	case MSG_MIG_PACKETS:
+		packets(s, j);
+		break;
 	}
 	if (MSG_IS_MIG(type)) {
 		mig_rx(PEER, type, j);
@@ -446,6 +494,7 @@ letter_type(int c)
 	case 'O': return MSG_MIG_COMMIT;
 	case 'A': return MSG_MIG_ABORT;
 	case 'B': return MSG_MIG_ABORTED;
+	case 'T': return MSG_MIG_PACKETS;
 	}
 	return MSG_NONE;
 }
@@ -526,5 +575,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	else
 		lines(&s, (const char *)data, (const char *)data + size);
 	rx_free(&s.rx);
+	free(s.nd);
+	replay_list_free(&s.rq);
 	return 0;
 }

@@ -3,13 +3,17 @@
  * streamc: the test client.  Keeps -n connections to the service busy in
  * both directions (-r bytes/s each way per connection), checks every byte
  * it reads against the pattern (pattern.h), measures the longest stall
- * (the longest wait between two reads on any connection), and every -p
+ * (the longest wait between two reads on any connection) and the longest
+ * acknowledgement stall with -a (the longest wait, with bytes sent and
+ * not yet acknowledged, for the acknowledged count to move: what a peer
+ * that only sends sees; TCP_INFO of every connection at every tick),
+ * and every -p
  * milliseconds opens a fresh connection (to a target that is not idle,
  * since an idle port never speaks) to check that the service still
  * accepts.
  *
  *   streamc -c ADDR:PORT[,MODE] [-c ...]... [-n CONNS] [-r RATE]
- *           [-d SECONDS] [-p PROBE_MS] [-o REPORT]
+ *           [-d SECONDS] [-p PROBE_MS] [-o REPORT] [-a]
  *
  * Connections are spread round-robin over the -c targets (mix IPv4 and
  * IPv6 by giving both).  A target's MODE says what its service port
@@ -24,6 +28,9 @@
  *                 queues fill (pair with the service's pause=A:B)
  *   buf=N         send and receive buffers of N bytes (forced when root)
  *   readrate=R    read at most R bytes/s
+ *   recvonly      nothing is written, everything the service writes is
+ *                 read and checked: a peer that only receives (its
+ *                 acknowledgements are all it sends)
  *   reply         the service writes its reply and closes (reply=N):
  *                 nothing is written, the reply's end of file is
  *                 expected
@@ -36,6 +43,8 @@
  * close a mode expects happened, and every probe got served.
  */
 #include <errno.h>
+#include <linux/tcp.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,7 +74,7 @@
 struct target {
 	struct sockaddr_storage	ss;
 	socklen_t		len;
-	int			idle, peershut, reply;
+	int			idle, peershut, reply, recvonly;
 	double			halfclose;	/* 0: never */
 	double			pause_from, pause_until;
 	int			buf;
@@ -76,6 +85,8 @@ struct cflow {
 	struct flow	*f;
 	struct target	*t;
 	double		 shut_at, close_at;	/* 0: not planned */
+	uint64_t	 acked;		/* tcpi_bytes_acked at acked_at */
+	double		 acked_at;
 };
 
 struct pending {		/* a connect in progress */
@@ -101,6 +112,10 @@ static int			 nflows;
 static struct flow_stats	 stats, probe_stats;
 static uint64_t			 rate = 8192;
 static uint64_t			 connect_failures, probes_ok, probes_failed;
+/* the longest wait, with bytes sent and not acknowledged, for an
+ * acknowledgement that moves on: the stall of a peer that sends */
+static double			 ack_stall;
+static int			 ack_stalls;	/* -a: measure them */
 static uint64_t			 closes_ok, unexpected_eofs;
 static struct probe		*probes;
 static const char		*report;
@@ -208,8 +223,8 @@ on_connected(evutil_socket_t fd, short what, void *arg)
 
 		memset(cf, 0, sizeof(*cf));
 		cf->t = pd->t;
-		cf->f = flow_new(base, fd, 0, pd->t->idle || pd->t->reply ?
-		    0 : rate, &stats,
+		cf->f = flow_new(base, fd, 0, pd->t->idle || pd->t->reply ||
+		    pd->t->recvonly ? 0 : rate, &stats,
 		    on_flow_end, NULL);
 		if (cf->f == NULL) {
 			connect_failures++;
@@ -318,7 +333,8 @@ write_report(void)
 	fprintf(out, "flows=%d tx_bytes=%llu rx_bytes=%llu mismatches=%llu "
 	    "resets=%llu eofs=%llu closes_ok=%llu closes_pending=%llu "
 	    "errors=%llu connect_failures=%llu "
-	    "longest_stall_ms=%.0f longest_stall_end_s=%.1f probes_ok=%llu "
+	    "longest_stall_ms=%.0f longest_stall_end_s=%.1f "
+	    "longest_ack_stall_ms=%.0f probes_ok=%llu "
 	    "probes_failed=%llu verdict=%s\n", nflows,
 	    (unsigned long long)stats.tx_bytes,
 	    (unsigned long long)stats.rx_bytes,
@@ -327,7 +343,7 @@ write_report(void)
 	    (unsigned long long)closes_ok, (unsigned long long)pending,
 	    (unsigned long long)stats.errors,
 	    (unsigned long long)connect_failures, stall * 1000,
-	    stall > 0 ? stall_end - started : 0,
+	    stall > 0 ? stall_end - started : 0, ack_stall * 1000,
 	    (unsigned long long)probes_ok, (unsigned long long)probes_failed,
 	    pass ? "PASS" : "FAIL");
 	if (out != stdout)
@@ -335,6 +351,24 @@ write_report(void)
 	else
 		fflush(out);
 	return pass;
+}
+
+static void
+ack_tick(struct cflow *cf, double now)
+{
+	struct tcp_info ti;
+	socklen_t len = sizeof(ti);
+
+	memset(&ti, 0, sizeof(ti));
+	if (getsockopt(flow_fd(cf->f), IPPROTO_TCP, TCP_INFO, &ti, &len) < 0)
+		return;
+	if (ti.tcpi_bytes_acked != cf->acked || ti.tcpi_unacked == 0 ||
+	    cf->acked_at == 0) {
+		cf->acked = ti.tcpi_bytes_acked;
+		cf->acked_at = now;
+	} else if (now - cf->acked_at > ack_stall) {
+		ack_stall = now - cf->acked_at;
+	}
 }
 
 static void
@@ -358,6 +392,8 @@ on_tick(evutil_socket_t fd, short what, void *arg)
 			cf->shut_at = 0;
 			flow_shutdown_write(cf->f);
 		}
+		if (ack_stalls)
+			ack_tick(cf, now);
 		flow_tick(cf->f, 0.05);
 	}
 	for (p = probes; p != NULL; p = next) {
@@ -381,7 +417,7 @@ on_probe_timer(evutil_socket_t fd, short what, void *arg)
 }
 
 /* "ADDR:PORT[,idle][,halfclose=S][,peershut][,pause=A:B][,buf=N]
- * [,readrate=R][,reply]" */
+ * [,readrate=R][,reply][,recvonly]" */
 static int
 parse_target(char *spec, struct target *t)
 {
@@ -396,6 +432,8 @@ parse_target(char *spec, struct target *t)
 			t->peershut = 1;
 		} else if (strcmp(opt, "reply") == 0) {
 			t->reply = 1;
+		} else if (strcmp(opt, "recvonly") == 0) {
+			t->recvonly = 1;
 		} else if (strncmp(opt, "pause=", 6) == 0) {
 			t->pause_from = strtod(opt + 6, &end);
 			if (*end != ':' || (t->pause_until = strtod(end + 1,
@@ -452,8 +490,11 @@ main(int argc, char **argv)
 
 	log_procinit("streamc");
 	log_init(LOG_TO_STDERR, 0, 0);
-	while ((c = getopt(argc, argv, "c:n:r:d:p:o:")) != -1) {
+	while ((c = getopt(argc, argv, "ac:n:r:d:p:o:")) != -1) {
 		switch (c) {
+		case 'a':
+			ack_stalls = 1;
+			break;
 		case 'c':
 			if (ntargets == MAX_TARGETS)
 				fatalx("at most %d targets", MAX_TARGETS);
@@ -514,8 +555,8 @@ main(int argc, char **argv)
 	event_base_dispatch(base);
 	return write_report() ? 0 : 1;
 usage:
-	fprintf(stderr, "usage: streamc -c ADDR:PORT[,idle|,halfclose=S|,peershut|,reply]"
+	fprintf(stderr, "usage: streamc -c ADDR:PORT[,idle|,halfclose=S|,peershut|,reply|,recvonly]"
 	    "[,pause=A:B][,buf=N][,readrate=R]... [-n CONNS] "
-	    "[-r RATE] [-d SECONDS] [-p PROBE_MS] [-o REPORT]\n");
+	    "[-r RATE] [-d SECONDS] [-p PROBE_MS] [-o REPORT] [-a]\n");
 	return 2;
 }

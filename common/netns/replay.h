@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * The replaying lock's packets: what reaches a locked namespace is kept,
+ * not dropped, and later handed to the sockets it was meant for.
+ *
+ * While the lock is in place its input chain sends every packet that is
+ * not from the loopback to NFQUEUE queue REPLAY_QUEUE_NUM, without
+ * "bypass": with no reader bound the kernel drops them (fail closed).
+ * replay_open() binds the reader inside the namespace before the lock
+ * goes in; replay_read() copies what arrived into a bounded list and
+ * gives every packet the verdict drop, so nothing waits in the kernel.
+ *
+ * replay_inject() hands a kept packet back to a namespace: it is sent as
+ * an Ethernet frame, to the namespace's own MAC, down the host's end of
+ * the namespace's veth, so it arrives on the namespace's eth0 as if from
+ * the LAN, after the sockets left repair and the lock is gone.
+ *
+ * replay_check() is what a destination asks of a packet its peer sent:
+ * a whole IPv4 or IPv6 packet, to one of the namespace's addresses.
+ */
+#ifndef MIGR_REPLAY_H
+#define MIGR_REPLAY_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#define REPLAY_QUEUE_NUM	7780
+/* the largest packet kept: the IP maximum */
+#define REPLAY_PKT_MAX		65535
+
+struct replay_pkt {
+	struct replay_pkt	*next;
+	size_t			 len;
+	uint8_t			 data[];
+};
+
+struct replay_list {
+	struct replay_pkt	*head, **tail;
+	size_t			 npkts, bytes;		/* kept now */
+	size_t			 kept;		/* kept since the start */
+	size_t			 max_pkts, max_bytes;	/* bounds */
+	size_t			 overflow;	/* packets not kept (bounds,
+						   or the socket overflowed) */
+	size_t			 injected, inject_failed;
+};
+
+void	replay_list_init(struct replay_list *, size_t max_pkts,
+	    size_t max_bytes);
+/* Keep a copy: 0, or -1 when a bound is reached (counted as overflow). */
+int	replay_list_add(struct replay_list *, const void *pkt, size_t len);
+/* Take the first n packets off (to send them on); they are freed by
+ * the caller with replay_pkt_free_chain(). */
+struct replay_pkt *replay_list_take(struct replay_list *, size_t max_bytes);
+void	replay_pkt_free_chain(struct replay_pkt *);
+/* The packets freed; the counters stay. */
+void	replay_list_free(struct replay_list *);
+
+/* The queue's reader, made inside ns; its fd (non-blocking), or -1. */
+int	replay_open(const char *ns, size_t max_pkts, char *err, size_t errlen);
+/* Drain what is there into the list: the number of packets read, or -1
+ * and err. */
+int	replay_read(int fd, struct replay_list *, char *err, size_t errlen);
+
+/*
+ * 0 if pkt is a whole IPv4 or IPv6 packet (its header's length is len)
+ * addressed to one of addrs (AF_INET/AF_INET6 sockaddrs; NULL: to any
+ * address); -1 and why.
+ */
+int	replay_check(const void *pkt, size_t len,
+	    const struct sockaddr_storage *addrs, size_t naddrs, char *why,
+	    size_t whylen);
+
+/* The IPv4 header checksum and the TCP or UDP checksum (directly after
+ * the IP header) computed again from the bytes of pkt (replay_check()
+ * passed): a packet kept as it arrived may hold one a NIC was left to
+ * finish, and nothing checks a packet sent down a veth. */
+void	replay_checksums(uint8_t *pkt, size_t len);
+
+/*
+ * Send every packet of the list into ns through hostif (the host's end
+ * of its veth), the list emptied.  ns's eth0 gives the MAC.  The number
+ * sent, or -1 and err if nothing could be (what failed is counted).
+ */
+int	replay_inject(const char *ns, const char *hostif, struct replay_list *,
+	    char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,419 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * The replaying lock of one migration (migrd.conf "lock replay").
+ *
+ * Source: the queue's reader is bound before the lock goes in, and from
+ * then on every packet that reaches the locked namespace is kept
+ * (replay.h), within lock-queue-bytes and lock-queue-packets, and sent
+ * on to the destination in PACKETS messages as it comes, in order (the
+ * destination prepared before the freeze; what is left goes right
+ * before COMMIT, so COMMIT waits for no burst).  The destination injects
+ * them once its sockets have left repair, so the peers' data and
+ * acknowledgements meet live sockets at once instead of waiting for
+ * the peers' retransmission timers.  What reaches the source after
+ * COMMIT (until the LAN has learnt the namespace's new port) follows the
+ * same way until the source deletes the namespace; the destination
+ * injects it for REPLAY_LATE_MS after going live (a peer's window lets
+ * it send new data without an answer: lost, it would wait for a timer).
+ * On a rollback every packet kept goes back to the sockets here, the
+ * same way, whether it was sent on or not.
+ *
+ * Destination: a PACKETS message is the peer's input like any other: a
+ * packet must be a whole IPv4 or IPv6 packet to one of the addresses of
+ * the namespace being built, within this host's own bounds; what does
+ * not fit is counted and dropped (its sender retransmits it).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/queue.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "clock.h"
+#include "log.h"
+#include "mig.h"
+#include "mig_priv.h"
+#include "migrd-protocol.h"
+#include "migrd.h"
+#include "peer.h"
+#include "sk_b64.h"
+
+static void	late_add(struct mig *, size_t pkts_left, size_t bytes_left);
+
+/* the JSON one PACKETS message may hold: max-message, less room for
+ * the rest of the message */
+static size_t
+batch_max(void)
+{
+	return migrd.conf.max_message - 1024;
+}
+
+static void
+rq_read_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct mig *m = arg;
+	char err[256];
+
+	(void)what;
+	if (replay_read(fd, &m->rq, err, sizeof(err)) < 0) {
+		/* unread, they are dropped: the lock stays closed */
+		log_warnx("migration %s: %s: packets are dropped from now on",
+		    m->id, err);
+		event_del(m->rq_ev);
+		return;
+	}
+	/* on to the destination as they come: the destination prepared
+	 * before the freeze, and what is sent now does not hold up COMMIT
+	 * later (a rollback gives back every packet kept, sent or not) */
+	replay_src_send(m);
+}
+
+void
+replay_src_open(struct mig *m)
+{
+	char err[256];
+
+	m->rq_fd = -1;
+	replay_list_init(&m->rq, migrd.conf.lock_queue_packets,
+	    migrd.conf.lock_queue_bytes);
+	if (migrd.conf.lock_mode != CONF_LOCK_REPLAY)
+		return;
+	m->rq_fd = replay_open(m->ns, migrd.conf.lock_queue_packets, err,
+	    sizeof(err));
+	if (m->rq_fd < 0) {
+		log_warnx("migration %s: the lock of %s drops what arrives "
+		    "(no queue: %s)", m->id, m->ns, err);
+		return;
+	}
+	m->rq_ev = event_new(migrd.base, m->rq_fd, EV_READ | EV_PERSIST,
+	    rq_read_cb, m);
+	if (m->rq_ev == NULL || event_add(m->rq_ev, NULL) < 0) {
+		log_warnx("migration %s: the lock of %s drops what arrives "
+		    "(cannot watch its queue)", m->id, m->ns);
+		replay_close(m);
+		return;
+	}
+	m->src.replay = 1;
+	m->rq_on = 1;
+}
+
+/* Read what is still waiting in the queue, without waiting. */
+static void
+drain(struct mig *m)
+{
+	char err[256];
+
+	if (m->rq_fd >= 0 && replay_read(m->rq_fd, &m->rq, err,
+	    sizeof(err)) < 0)
+		log_warnx("migration %s: %s", m->id, err);
+}
+
+void
+replay_src_send(struct mig *m)
+{
+	struct replay_pkt *p;
+	size_t i, max = batch_max(), n;
+	json_t *a;
+
+	if (m->rq_fd < 0)
+		return;
+	drain(m);
+	for (i = 0, p = m->rq.head; p != NULL && i < m->rq_sent; i++)
+		p = p->next;
+	while (p != NULL) {
+		/* paced like the records: the channel's queue stays below
+		 * max-queue (above it the session would close); the rest
+		 * goes with the next packet that comes, or is left to its
+		 * sender's retransmission */
+		if (peer_output_len(m->peer) > migrd.conf.max_queue / 2)
+			break;
+		if ((a = json_array()) == NULL)
+			break;
+		for (n = 0; p != NULL; p = p->next, m->rq_sent++) {
+			/* base64, its quotes and a comma */
+			size_t enc = sk_b64_enclen(p->len) + 3;
+			char *b;
+
+			if (enc > max) {
+				m->rq.overflow++;	/* fits no message */
+				continue;
+			}
+			if (n > 0 && n + enc > max)
+				break;
+			if ((b = sk_b64_encode(p->data, p->len)) == NULL ||
+			    json_array_append_new(a, json_string(b)) < 0) {
+				free(b);
+				m->rq.overflow++;
+				continue;
+			}
+			free(b);
+			n += enc;
+		}
+		if (json_array_size(a) == 0) {
+			json_decref(a);
+			continue;
+		}
+		/* the message takes a */
+		if (mig_send(m, MSG_MIG_PACKETS, json_pack("{s:o,s:I}",
+		    "packets", a, "overflow", (json_int_t)m->rq.overflow)) ==
+		    -1) {
+			log_warnx("migration %s: cannot send the packets kept "
+			    "for replay", m->id);
+			return;
+		}
+	}
+}
+
+void
+replay_src_rollback(struct mig *m)
+{
+	char err[256];
+	int n;
+
+	if (m->rq_fd < 0)
+		return;
+	drain(m);
+	n = replay_inject(m->ns, m->hostif, &m->rq, err, sizeof(err));
+	if (n < 0 || m->rq.inject_failed > 0)
+		log_warnx("migration %s: packets kept during the freeze: %zu "
+		    "could not be given back (%s); their senders retransmit",
+		    m->id, m->rq.inject_failed, err);
+	if (n > 0)
+		log_info("migration %s: %d packets kept during the freeze "
+		    "given back to %s", m->id, n, m->ns);
+	replay_close(m);
+}
+
+size_t
+replay_nd_addrs(const struct nsdump *nd, struct sockaddr_storage *addrs)
+{
+	size_t i, n = 0;
+
+	for (i = 0; nd != NULL && i < nd->naddrs && i < NSDUMP_MAX; i++) {
+		const struct sk_ifaddr *ia = &nd->addrs[i];
+
+		memset(&addrs[n], 0, sizeof(addrs[n]));
+		addrs[n].ss_family = (sa_family_t)ia->family;
+		if (ia->family == AF_INET)
+			memcpy(&((struct sockaddr_in *)&addrs[n])->sin_addr,
+			    ia->addr, 4);
+		else if (ia->family == AF_INET6)
+			memcpy(&((struct sockaddr_in6 *)&addrs[n])->sin6_addr,
+			    ia->addr, 16);
+		else
+			continue;
+		n++;
+	}
+	return n;
+}
+
+int
+replay_take(struct replay_list *l, const struct nsdump *nd, json_t *msg,
+    size_t *refused, char *why, size_t len)
+{
+	struct sockaddr_storage addrs[NSDUMP_MAX];
+	json_t *a = json_object_get(msg, "packets"), *v;
+	size_t i, naddrs = replay_nd_addrs(nd, addrs);
+	char reason[160];
+
+	if (!json_is_array(a)) {
+		snprintf(why, len, "PACKETS without a packets array");
+		return -1;
+	}
+	json_array_foreach(a, i, v) {
+		const char *t = json_string_value(v);
+		uint8_t *pkt = NULL;
+		size_t n = 0;
+
+		if (t == NULL || json_string_length(v) >
+		    sk_b64_enclen(REPLAY_PKT_MAX)) {
+			snprintf(why, len, "PACKETS: element %zu is not a "
+			    "packet", i);
+			return -1;
+		}
+		if (sk_b64_decode(t, json_string_length(v), &pkt, &n, reason,
+		    sizeof(reason)) < 0) {
+			snprintf(why, len, "PACKETS: element %zu: %s", i,
+			    reason);
+			return -1;
+		}
+		/* a packet for somebody else is not replayed here, but it
+		 * is not worth failing the migration over either */
+		if (replay_check(pkt, n, addrs, naddrs, reason,
+		    sizeof(reason)) < 0) {
+			if ((*refused)++ == 0)
+				snprintf(why, len, "%s", reason);
+		} else {
+			(void)replay_list_add(l, pkt, n);
+		}
+		free(pkt);
+	}
+	return 0;
+}
+
+int
+replay_dst_rx(struct mig *m, json_t *msg, char *why, size_t len)
+{
+	size_t before = m->rq_refused;
+
+	if (m->rq.max_bytes == 0)
+		replay_list_init(&m->rq, migrd.conf.lock_queue_packets,
+		    migrd.conf.lock_queue_bytes);
+	why[0] = '\0';
+	if (replay_take(&m->rq, m->nd, msg, &m->rq_refused, why, len) < 0)
+		return -1;
+	/* neighbour discovery and multicast reach a locked namespace too,
+	 * and are not for its sockets: said once, not warned about */
+	if (before == 0 && m->rq_refused > 0)
+		log_info("migration %s: a packet from %s not replayed: %s",
+		    m->id, m->peer, why);
+	return 0;
+}
+
+void
+replay_dst_inject(struct mig *m)
+{
+	char err[256] = "";
+	int n;
+
+	/* what the source forwards after COMMIT, within what is left */
+	late_add(m, m->rq.max_pkts > m->rq.kept ? m->rq.max_pkts -
+	    m->rq.kept : 0, m->rq.max_bytes > m->rq.bytes ? m->rq.max_bytes -
+	    m->rq.bytes : 0);
+	if (m->rq.head == NULL)
+		return;
+	n = replay_inject(m->ns, m->hostif, &m->rq, err, sizeof(err));
+	if (n < 0 || m->rq.inject_failed > 0)
+		log_warnx("migration %s: %zu packets kept for replay could not "
+		    "be injected (%s)", m->id, m->rq.inject_failed, err);
+	if (n > 0)
+		m->rq_replayed = (uint64_t)n;
+}
+
+void
+replay_close(struct mig *m)
+{
+	if (m->rq_ev != NULL)
+		event_free(m->rq_ev);
+	m->rq_ev = NULL;
+	if (m->rq_fd >= 0)
+		close(m->rq_fd);
+	m->rq_fd = -1;
+	replay_list_free(&m->rq);
+}
+
+/*
+ * Destination: the migrations that went live here lately, whose source
+ * may still forward what reaches it.  Each takes at most its own
+ * lock-queue-bytes and lock-queue-packets, for REPLAY_LATE_MS.
+ */
+#define REPLAY_LATE_MS	3000
+#define REPLAY_LATE_MAX	16
+
+struct late {
+	TAILQ_ENTRY(late)	 entry;
+	char			 peer[CONF_NAME_MAX];
+	char			 id[MIG_ID_MAX];
+	char			 ns[NSARG_NAME_MAX + 1];
+	char			 hostif[24];
+	struct nsdump		*nd;
+	size_t			 pkts_left, bytes_left, injected;
+	double			 until;
+};
+static TAILQ_HEAD(, late)	lates = TAILQ_HEAD_INITIALIZER(lates);
+static size_t			nlates;
+
+static void
+late_free(struct late *l)
+{
+	TAILQ_REMOVE(&lates, l, entry);
+	nlates--;
+	if (l->injected > 0)
+		log_info("migration %s: %zu packets that reached the source "
+		    "after COMMIT replayed", l->id, l->injected);
+	free(l->nd);
+	free(l);
+}
+
+static void
+late_expire(void)
+{
+	struct late *l, *next;
+	double now = mono_ms();
+
+	for (l = TAILQ_FIRST(&lates); l != NULL; l = next) {
+		next = TAILQ_NEXT(l, entry);
+		if (now >= l->until || nlates > REPLAY_LATE_MAX)
+			late_free(l);
+	}
+}
+
+/* Destination, gone live: keep taking that migration's packets a while. */
+static void
+late_add(struct mig *m, size_t pkts_left, size_t bytes_left)
+{
+	struct late *l = NULL;
+
+	late_expire();
+	if (m->nd == NULL || (l = calloc(1, sizeof(*l))) == NULL ||
+	    (l->nd = malloc(sizeof(*l->nd))) == NULL) {
+		free(l);
+		return;
+	}
+	memcpy(l->nd, m->nd, sizeof(*l->nd));
+	snprintf(l->peer, sizeof(l->peer), "%s", m->peer);
+	snprintf(l->id, sizeof(l->id), "%s", m->id);
+	snprintf(l->ns, sizeof(l->ns), "%s", m->ns);
+	snprintf(l->hostif, sizeof(l->hostif), "%s", m->hostif);
+	l->pkts_left = pkts_left;
+	l->bytes_left = bytes_left;
+	l->until = mono_ms() + REPLAY_LATE_MS;
+	TAILQ_INSERT_TAIL(&lates, l, entry);
+	nlates++;
+	late_expire();		/* the oldest beyond REPLAY_LATE_MAX */
+}
+
+int
+replay_late_rx(const char *peer, const char *id, json_t *msg)
+{
+	struct replay_list rq;
+	struct late *l;
+	size_t refused = 0;
+	char why[300];
+	int n;
+
+	late_expire();
+	TAILQ_FOREACH(l, &lates, entry)
+		if (strcmp(l->id, id) == 0 && strcmp(l->peer, peer) == 0)
+			break;
+	if (l == NULL)
+		return 0;
+	replay_list_init(&rq, l->pkts_left, l->bytes_left);
+	if (replay_take(&rq, l->nd, msg, &refused, why, sizeof(why)) < 0) {
+		log_warnx("migration %s: late PACKETS from %s: %s", id, peer,
+		    why);
+		replay_list_free(&rq);
+		return 1;
+	}
+	l->pkts_left -= rq.npkts;
+	l->bytes_left -= rq.bytes;
+	n = replay_inject(l->ns, l->hostif, &rq, why, sizeof(why));
+	if (n > 0)
+		l->injected += (size_t)n;
+	replay_list_free(&rq);
+	return 1;
+}
+
+json_t *
+replay_report(const struct mig *m)
+{
+	size_t before = m->t_commit > 0 ? m->rq_at_commit : m->rq_sent;
+
+	return json_pack("{s:s,s:I,s:I,s:I,s:I,s:I}", "mode", m->rq_on ?
+	    "replay" : "drop", "kept", (json_int_t)m->rq.kept, "sent",
+	    (json_int_t)before, "forwarded", (json_int_t)(m->rq_sent - before),
+	    "overflow", (json_int_t)m->rq.overflow, "replayed",
+	    (json_int_t)m->rq_replayed);
+}

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: ISC
+# Benchmark: the stall three kinds of peer see when svc moves host1 ->
+# host2, with the drop lock and with the replaying lock (migrd.conf
+# "lock"), for N connections of each kind.  Needs a lab that is up (make
+# lab-up) and the debug build the lab tests use (BUILD=build/check).
+# Prints a table; asserts nothing (the lab test 083 does).
+#
+#   tests/bench/stall.sh [N...]          (default 1 50 500)
+#
+# The peers, each a streamc of N connections, every byte verified:
+#   busy       RATE bytes/s each way per connection (default 2000)
+#   send-only  writes to a port where svc writes nothing: its stall is
+#              the longest wait for its bytes to be acknowledged
+#   recv-only  reads what svc writes, writes nothing: its only packets
+#              towards svc are acknowledgements
+# "+ms" is the stall minus the migration's downtime (freeze to thaw);
+# the goal of the replaying lock is at most two round trips and 50 ms.
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../lab/lib-migrd.sh"
+. "$(dirname "$0")/../lab/lib-migrate.sh"
+trap mig_teardown EXIT
+RATE=${RATE:-2000}
+sizes=("$@")
+[ ${#sizes[@]} -gt 0 ] || sizes=(1 50 500)
+
+ex() {		# MS DOWNTIME: "MS (+EXCESS)"
+	[ -n "$1" ] && [ -n "$2" ] && echo "$1 (+$(($1 - $2)))" || echo "${1:--}"
+}
+
+cell() {	# MODE N: one move, one line of the table
+	local mode=$1 n=$2 rtt r busy send recv d
+	mig_setup "commit-timeout 3000" "lock $mode" >/dev/null 2>&1 || { echo "$mode $n: setup failed"; return; }
+	svc_start host1 "$RATE" >/dev/null || { echo "$mode $n: svc did not start"; return; }
+	rtt=$(gx client "ping -c 5 -i 0.2 -q $SVC4" | sed -n 's|.* = [0-9.]*/\([0-9.]*\)/.*|\1|p')
+	gx client "rm -f /tmp/$NS.b /tmp/$NS.s /tmp/$NS.r
+		setsid $W/streamc -c $SVC4:7400 -c '[$SVC6]:7400' -n $n -r $RATE -d 0 -o /tmp/$NS.b </dev/null >/dev/null 2>&1 &
+		setsid $W/streamc -c $SVC4:7401 -c '[$SVC6]:7401' -n $n -r $RATE -d 0 -a -o /tmp/$NS.s </dev/null >/dev/null 2>&1 &
+		setsid $W/streamc -c $SVC4:7400,recvonly -c '[$SVC6]:7400,recvonly' -n $n -d 0 -o /tmp/$NS.r </dev/null >/dev/null 2>&1 &"
+	sleep $((4 + n / 100))
+	migrate host1 host2
+	sleep 3
+	r=$(gx -t 60 client "pkill -TERM -x streamc; for i in \$(seq 100); do pgrep -x streamc >/dev/null || break; sleep 0.2; done
+		cat /tmp/$NS.b; cat /tmp/$NS.s; cat /tmp/$NS.r")
+	busy=$(sed -n 1p <<<"$r"); send=$(sed -n 2p <<<"$r"); recv=$(sed -n 3p <<<"$r")
+	d=$(rep .ms.downtime); d=${d%.*}
+	printf '%-7s %5s %8s %7s %16s %16s %16s %-9s %s\n' "$mode" "$n" "${d:--}" "${rtt:--}" \
+		"$(ex "$(kv "$busy" longest_stall_ms)" "$d")" \
+		"$(ex "$(kv "$send" longest_ack_stall_ms)" "$d")" \
+		"$(ex "$(kv "$recv" longest_stall_ms)" "$d")" \
+		"$(kv "$busy" verdict)/$(kv "$send" mismatches)/$(kv "$recv" verdict)" \
+		"$(rep .lock.kept)/$(rep .lock.sent)/$(rep .lock.forwarded)/$(rep .lock.overflow)"
+}
+
+printf '%-7s %5s %8s %7s %16s %16s %16s %-9s %s\n' lock conns down_ms rtt_ms \
+	"busy ms" "send-only ms" "recv-only ms" verdicts "kept/sent/after/over"
+for n in "${sizes[@]}"; do
+	for mode in drop replay; do
+		cell "$mode" "$n"
+	done
+done

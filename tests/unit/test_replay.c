@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * Unit tests for common/netns/replay.c: the bounds of what the replaying
+ * lock keeps, what a destination accepts from its peer, and the
+ * checksums of a packet given back (against packets whose checksums
+ * were computed apart from this code, by Python's struct and socket).
+ */
+#include <arpa/inet.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <cmocka.h>
+
+#include "replay.h"
+
+/* 10.77.0.9:40000 -> 10.77.0.180:7400, TCP PSH|ACK, "hello, replay" */
+static const uint8_t tcp4[] = {
+	0x45, 0x00, 0x00, 0x35, 0x12, 0x34, 0x40, 0x00, 0x40, 0x06, 0x13,
+	0x39, 0x0a, 0x4d, 0x00, 0x09, 0x0a, 0x4d, 0x00, 0xb4, 0x9c, 0x40,
+	0x1c, 0xe8, 0x00, 0x00, 0x03, 0xe8, 0x00, 0x00, 0x07, 0xd0, 0x50,
+	0x18, 0xff, 0xff, 0x26, 0x46, 0x00, 0x00, 0x68, 0x65, 0x6c, 0x6c,
+	0x6f, 0x2c, 0x20, 0x72, 0x65, 0x70, 0x6c, 0x61, 0x79
+};
+
+/* [fd00:77::9]:5353 -> [fd00:77::180]:7500, UDP "datagram" */
+static const uint8_t udp6[] = {
+	0x60, 0x00, 0x00, 0x00, 0x00, 0x10, 0x11, 0x40, 0xfd, 0x00, 0x00,
+	0x77, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+	0x00, 0x09, 0xfd, 0x00, 0x00, 0x77, 0x00, 0x00, 0x00, 0x00, 0x00,
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x80, 0x14, 0xe9, 0x1d, 0x4c,
+	0x00, 0x10, 0x2f, 0x7e, 0x64, 0x61, 0x74, 0x61, 0x67, 0x72, 0x61,
+	0x6d
+};
+
+static void
+ns_addrs(struct sockaddr_storage a[2])
+{
+	memset(a, 0, 2 * sizeof(*a));
+	a[0].ss_family = AF_INET;
+	inet_pton(AF_INET, "10.77.0.180",
+	    &((struct sockaddr_in *)&a[0])->sin_addr);
+	a[1].ss_family = AF_INET6;
+	inet_pton(AF_INET6, "fd00:77::180",
+	    &((struct sockaddr_in6 *)&a[1])->sin6_addr);
+}
+
+static void
+test_check_accepts(void **state)
+{
+	struct sockaddr_storage a[2];
+	char why[128] = "";
+
+	(void)state;
+	ns_addrs(a);
+	assert_int_equal(replay_check(tcp4, sizeof(tcp4), a, 2, why,
+	    sizeof(why)), 0);
+	assert_int_equal(replay_check(udp6, sizeof(udp6), a, 2, why,
+	    sizeof(why)), 0);
+	/* NULL: the shape only */
+	assert_int_equal(replay_check(tcp4, sizeof(tcp4), NULL, 0, NULL, 0),
+	    0);
+}
+
+static void
+test_check_refuses(void **state)
+{
+	struct sockaddr_storage a[2];
+	uint8_t p[sizeof(tcp4)];
+	char why[128];
+
+	(void)state;
+	ns_addrs(a);
+	/* to an address the namespace does not have */
+	memcpy(p, tcp4, sizeof(p));
+	p[19] = 0xb5;
+	assert_int_equal(replay_check(p, sizeof(p), a, 2, why, sizeof(why)),
+	    -1);
+	assert_string_equal(why, "an IPv4 packet to an address the namespace "
+	    "does not have");
+	/* only the IPv6 address given: the IPv4 one is not the namespace's */
+	assert_int_equal(replay_check(tcp4, sizeof(tcp4), &a[1], 1, why,
+	    sizeof(why)), -1);
+	/* a length that is not the header's */
+	assert_int_equal(replay_check(tcp4, sizeof(tcp4) - 1, a, 2, why,
+	    sizeof(why)), -1);
+	assert_string_equal(why, "an IPv4 header that does not match its 52 "
+	    "bytes");
+	assert_int_equal(replay_check(udp6, sizeof(udp6) + 1, NULL, 0, why,
+	    sizeof(why)), -1);
+	/* a header length beyond the packet */
+	memcpy(p, tcp4, sizeof(p));
+	p[0] = 0x4f;
+	assert_int_equal(replay_check(p, 40, NULL, 0, why, sizeof(why)), -1);
+	p[0] = 0x44;		/* and shorter than the minimum */
+	assert_int_equal(replay_check(p, sizeof(p), NULL, 0, why,
+	    sizeof(why)), -1);
+	/* neither version, too short */
+	p[0] = 0x55;
+	assert_int_equal(replay_check(p, sizeof(p), NULL, 0, why,
+	    sizeof(why)), -1);
+	assert_string_equal(why, "a packet that is neither IPv4 nor IPv6");
+	assert_int_equal(replay_check(tcp4, 19, NULL, 0, why, sizeof(why)),
+	    -1);
+}
+
+static void
+test_checksums(void **state)
+{
+	uint8_t p[sizeof(tcp4)], q[sizeof(udp6)];
+
+	(void)state;
+	/* right already: unchanged */
+	memcpy(p, tcp4, sizeof(p));
+	replay_checksums(p, sizeof(p));
+	assert_memory_equal(p, tcp4, sizeof(p));
+	/* wrong (a NIC's partial sum, or nothing): made right */
+	p[10] = p[11] = 0;
+	p[36] = 0x12;
+	p[37] = 0x34;
+	replay_checksums(p, sizeof(p));
+	assert_memory_equal(p, tcp4, sizeof(p));
+	memcpy(q, udp6, sizeof(q));
+	q[46] = q[47] = 0;
+	replay_checksums(q, sizeof(q));
+	assert_memory_equal(q, udp6, sizeof(q));
+}
+
+static void
+test_list_bounds(void **state)
+{
+	struct replay_list l;
+	struct replay_pkt *c;
+
+	(void)state;
+	replay_list_init(&l, 3, 100);
+	assert_int_equal(replay_list_add(&l, tcp4, sizeof(tcp4)), 0);
+	assert_int_equal(replay_list_add(&l, udp6, sizeof(udp6)), -1); /* bytes */
+	assert_int_equal(replay_list_add(&l, tcp4, 20), 0);
+	assert_int_equal(replay_list_add(&l, tcp4, 20), 0);
+	assert_int_equal(replay_list_add(&l, tcp4, 1), -1);	/* packets */
+	assert_int_equal(replay_list_add(&l, tcp4, 0), -1);	/* empty */
+	assert_int_equal(l.npkts, 3);
+	assert_int_equal(l.bytes, sizeof(tcp4) + 40);
+	assert_int_equal(l.kept, 3);
+	assert_int_equal(l.overflow, 3);
+	/* taken in order, at least one whatever the limit */
+	c = replay_list_take(&l, 1);
+	assert_non_null(c);
+	assert_null(c->next);
+	assert_int_equal(c->len, sizeof(tcp4));
+	assert_memory_equal(c->data, tcp4, sizeof(tcp4));
+	replay_pkt_free_chain(c);
+	assert_int_equal(l.npkts, 2);
+	c = replay_list_take(&l, (size_t)-1);
+	assert_non_null(c);
+	assert_non_null(c->next);
+	assert_null(c->next->next);
+	replay_pkt_free_chain(c);
+	assert_null(l.head);
+	assert_int_equal(l.bytes, 0);
+	/* room again, the counters kept */
+	assert_int_equal(replay_list_add(&l, udp6, sizeof(udp6)), 0);
+	replay_list_free(&l);
+	assert_int_equal(l.npkts, 0);
+	assert_int_equal(l.kept, 4);
+	assert_int_equal(l.overflow, 3);
+	assert_int_equal(replay_list_add(&l, udp6, sizeof(udp6)), 0);
+	replay_list_free(&l);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_check_accepts),
+		cmocka_unit_test(test_check_refuses),
+		cmocka_unit_test(test_checksums),
+		cmocka_unit_test(test_list_bounds),
+	};
+
+	return cmocka_run_group_tests_name("replay", tests, NULL, NULL);
+}
