@@ -177,7 +177,8 @@ int	replay_dst_rx(struct mig *, json_t *msg, char *why, size_t len);
  * What replay_dst_rx() does with one: every packet that is a whole IP
  * packet to one of nd's addresses goes into l (within its bounds); one
  * that is not is counted in *refused, the first one's reason in why.
- * -1 and why for a message that is not a list of base64 packets.
+ * -1 and why for a message that is not a list of base64 packets; l and
+ * *refused are then as they were.
  */
 int	replay_take(struct replay_list *l, const struct nsdump *nd,
 	    json_t *msg, size_t *refused, char *why, size_t len);

@@ -222,6 +222,7 @@ replay_take(struct replay_list *l, const struct nsdump *nd, json_t *msg,
 		snprintf(why, len, "PACKETS without a packets array");
 		return -1;
 	}
+	/* the whole message first: one refused leaves l as it was */
 	json_array_foreach(a, i, v) {
 		const char *t = json_string_value(v);
 		uint8_t *pkt = NULL;
@@ -239,6 +240,15 @@ replay_take(struct replay_list *l, const struct nsdump *nd, json_t *msg,
 			    reason);
 			return -1;
 		}
+		free(pkt);
+	}
+	json_array_foreach(a, i, v) {
+		uint8_t *pkt = NULL;
+		size_t n = 0;
+
+		if (sk_b64_decode(json_string_value(v), json_string_length(v),
+		    &pkt, &n, reason, sizeof(reason)) < 0)
+			return -1;	/* passed above */
 		/* a packet for somebody else is not replayed here, but it
 		 * is not worth failing the migration over either */
 		if (replay_check(pkt, n, addrs, naddrs, reason,

@@ -39,8 +39,9 @@
  * - DUMP_DONE passes exactly when no record waits for chunks and its
  *   count is the number restored;
  * - PACKETS: every packet taken is a whole IP packet to an address of
- *   the last PREPARE that passed, within the bounds, and each packet of
- *   a message that passes is taken, refused or counted;
+ *   the last PREPARE that passed, within the bounds; each packet of a
+ *   message that passes is taken, refused or counted, and a message
+ *   refused leaves the list as it was;
  * - no migration is ever started, nothing is sent.
  *
  * Nothing here changes the system: prep_parse() only looks for the
@@ -291,6 +292,7 @@ prepare(struct session *s, json_t *j)
 	json_decref(again);
 	free(s->nd);
 	s->nd = p.nd;		/* the addresses PACKETS may go to */
+	replay_list_free(&s->rq);	/* another migration's list */
 	s->prepared = 1;
 }
 
@@ -312,6 +314,10 @@ packets(struct session *s, json_t *j)
 		replay_list_init(&s->rq, 64, 256 * 1024);
 	if (replay_take(&s->rq, s->nd, j, &nrefused, why, sizeof(why)) == -1) {
 		refused("packets", why);
+		if (s->rq.kept + s->rq.overflow != before || nrefused != 0) {
+			fprintf(stderr, "a refused PACKETS changed the list\n");
+			abort();
+		}
 		return;
 	}
 	if (nrefused > 0 && why[0] == '\0')
