@@ -290,29 +290,20 @@ replay_read(int fd, struct replay_list *l, char *err, size_t errlen)
 /* --- checking and injecting --- */
 
 static int
-addr_in(int family, const void *a, const struct sockaddr_storage *addrs,
+addr_in(int family, const void *a, const struct sk_ifaddr *addrs,
     size_t naddrs)
 {
 	size_t i;
 
-	for (i = 0; i < naddrs; i++) {
-		const struct sockaddr_storage *s = &addrs[i];
-
-		if (s->ss_family != family)
-			continue;
-		if (family == AF_INET &&
-		    memcmp(&((const struct sockaddr_in *)s)->sin_addr, a, 4) == 0)
+	for (i = 0; i < naddrs; i++)
+		if (addrs[i].family == family && memcmp(addrs[i].addr, a,
+		    family == AF_INET ? 4 : 16) == 0)
 			return 1;
-		if (family == AF_INET6 &&
-		    memcmp(&((const struct sockaddr_in6 *)s)->sin6_addr, a,
-		    16) == 0)
-			return 1;
-	}
 	return 0;
 }
 
 int
-replay_check(const void *pkt, size_t len, const struct sockaddr_storage *addrs,
+replay_check(const void *pkt, size_t len, const struct sk_ifaddr *addrs,
     size_t naddrs, char *why, size_t whylen)
 {
 	const uint8_t *p = pkt;

@@ -25,6 +25,8 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "sk_json.h"		/* struct sk_ifaddr */
+
 #define REPLAY_QUEUE_NUM	7780
 /* the largest packet kept: the IP maximum */
 #define REPLAY_PKT_MAX		65535
@@ -64,11 +66,11 @@ int	replay_read(int fd, struct replay_list *, char *err, size_t errlen);
 
 /*
  * 0 if pkt is a whole IPv4 or IPv6 packet (its header's length is len)
- * addressed to one of addrs (AF_INET/AF_INET6 sockaddrs; NULL: to any
- * address); -1 and why.
+ * addressed to one of addrs (a namespace's, as nsdump has them; NULL: to
+ * any address); -1 and why.
  */
 int	replay_check(const void *pkt, size_t len,
-	    const struct sockaddr_storage *addrs, size_t naddrs, char *why,
+	    const struct sk_ifaddr *addrs, size_t naddrs, char *why,
 	    size_t whylen);
 
 /* The IPv4 header checksum and the TCP or UDP checksum (directly after

@@ -103,6 +103,9 @@ struct mig {
 	struct event		*rq_ev;
 	struct replay_list	 rq;
 	size_t			 rq_sent;	/* source: packets sent on */
+	struct replay_pkt	*rq_last_sent;	/* ... the last of them (the
+						   list only grows until
+						   replay_close()) */
 	size_t			 rq_at_commit;	/* ... of them before COMMIT */
 	uint64_t		 rq_replayed;	/* injected (destination's
 						   count, at the source) */
@@ -150,12 +153,13 @@ void		 mig_count_kind(struct mig_kinds *, const json_t *rec);
 double		 mig_now(const struct mig *);	/* ms since t0 */
 
 /* mig_src.c: the source's actions and messages */
-/* What a destination's answer carries (what is absent: -1, -1, 0,
+/* What a destination's answer carries (what is absent: -1, -1, 0, 0,
  * NULL). */
 struct src_answer {
 	double		 ms;		/* build_ms, restore_ms, live_ms */
 	json_int_t	 n;		/* READY: sockets; COMMITTED: reset */
 	json_int_t	 pid;		/* COMMITTED */
+	json_int_t	 replayed;	/* COMMITTED */
 	const char	*reason;	/* REFUSED, FAILED */
 };
 /* 0, or -1 for a READY without its figures. */
@@ -182,9 +186,6 @@ int	replay_dst_rx(struct mig *, json_t *msg, char *why, size_t len);
  */
 int	replay_take(struct replay_list *l, const struct nsdump *nd,
 	    json_t *msg, size_t *refused, char *why, size_t len);
-/* nd's addresses as sockaddrs (addrs holds NSDUMP_MAX): how many */
-size_t	replay_nd_addrs(const struct nsdump *nd,
-	    struct sockaddr_storage *addrs);
 /* Destination, once the sockets left repair: inject what came. */
 void	replay_dst_inject(struct mig *);
 /* Destination: PACKETS for a migration gone live here lately (1: it

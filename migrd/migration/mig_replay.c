@@ -50,6 +50,8 @@ batch_max(void)
 	return migrd.conf.max_message - 1024;
 }
 
+static void	send_kept(struct mig *);
+
 static void
 rq_read_cb(evutil_socket_t fd, short what, void *arg)
 {
@@ -67,7 +69,7 @@ rq_read_cb(evutil_socket_t fd, short what, void *arg)
 	/* on to the destination as they come: the destination prepared
 	 * before the freeze, and what is sent now does not hold up COMMIT
 	 * later (a rollback gives back every packet kept, sent or not) */
-	replay_src_send(m);
+	send_kept(m);
 }
 
 void
@@ -110,18 +112,15 @@ drain(struct mig *m)
 		log_warnx("migration %s: %s", m->id, err);
 }
 
-void
-replay_src_send(struct mig *m)
+/* What was kept and not sent yet, to the destination, in order. */
+static void
+send_kept(struct mig *m)
 {
-	struct replay_pkt *p;
-	size_t i, max = batch_max(), n;
+	struct replay_pkt *p = m->rq_last_sent != NULL ?
+	    m->rq_last_sent->next : m->rq.head;
+	size_t max = batch_max(), n;
 	json_t *a;
 
-	if (m->rq_fd < 0)
-		return;
-	drain(m);
-	for (i = 0, p = m->rq.head; p != NULL && i < m->rq_sent; i++)
-		p = p->next;
 	while (p != NULL) {
 		/* paced like the records: the channel's queue stays below
 		 * max-queue (above it the session would close); the rest
@@ -131,17 +130,19 @@ replay_src_send(struct mig *m)
 			break;
 		if ((a = json_array()) == NULL)
 			break;
-		for (n = 0; p != NULL; p = p->next, m->rq_sent++) {
+		for (n = 0; p != NULL; p = p->next) {
 			/* base64, its quotes and a comma */
 			size_t enc = sk_b64_enclen(p->len) + 3;
 			char *b;
 
+			if (n > 0 && n + enc > max)
+				break;
+			m->rq_last_sent = p;
+			m->rq_sent++;
 			if (enc > max) {
 				m->rq.overflow++;	/* fits no message */
 				continue;
 			}
-			if (n > 0 && n + enc > max)
-				break;
 			if ((b = sk_b64_encode(p->data, p->len)) == NULL ||
 			    json_array_append_new(a, json_string(b)) < 0) {
 				free(b);
@@ -167,6 +168,15 @@ replay_src_send(struct mig *m)
 }
 
 void
+replay_src_send(struct mig *m)
+{
+	if (m->rq_fd < 0)
+		return;
+	drain(m);
+	send_kept(m);
+}
+
+void
 replay_src_rollback(struct mig *m)
 {
 	char err[256];
@@ -186,81 +196,62 @@ replay_src_rollback(struct mig *m)
 	replay_close(m);
 }
 
-size_t
-replay_nd_addrs(const struct nsdump *nd, struct sockaddr_storage *addrs)
-{
-	size_t i, n = 0;
-
-	for (i = 0; nd != NULL && i < nd->naddrs && i < NSDUMP_MAX; i++) {
-		const struct sk_ifaddr *ia = &nd->addrs[i];
-
-		memset(&addrs[n], 0, sizeof(addrs[n]));
-		addrs[n].ss_family = (sa_family_t)ia->family;
-		if (ia->family == AF_INET)
-			memcpy(&((struct sockaddr_in *)&addrs[n])->sin_addr,
-			    ia->addr, 4);
-		else if (ia->family == AF_INET6)
-			memcpy(&((struct sockaddr_in6 *)&addrs[n])->sin6_addr,
-			    ia->addr, 16);
-		else
-			continue;
-		n++;
-	}
-	return n;
-}
-
 int
 replay_take(struct replay_list *l, const struct nsdump *nd, json_t *msg,
     size_t *refused, char *why, size_t len)
 {
-	struct sockaddr_storage addrs[NSDUMP_MAX];
+	static const struct sk_ifaddr none;	/* no namespace: no address */
 	json_t *a = json_object_get(msg, "packets"), *v;
-	size_t i, naddrs = replay_nd_addrs(nd, addrs);
+	struct { uint8_t *data; size_t len; } *pkts;
+	size_t i, n = 0;
 	char reason[160];
+	int rc = -1;
 
 	if (!json_is_array(a)) {
 		snprintf(why, len, "PACKETS without a packets array");
 		return -1;
 	}
-	/* the whole message first: one refused leaves l as it was */
+	/* every packet decoded before any is taken: a message refused
+	 * leaves l as it was */
+	if ((pkts = calloc(json_array_size(a) + 1, sizeof(*pkts))) == NULL) {
+		snprintf(why, len, "PACKETS: out of memory");
+		return -1;
+	}
 	json_array_foreach(a, i, v) {
 		const char *t = json_string_value(v);
-		uint8_t *pkt = NULL;
-		size_t n = 0;
 
 		if (t == NULL || json_string_length(v) >
 		    sk_b64_enclen(REPLAY_PKT_MAX)) {
 			snprintf(why, len, "PACKETS: element %zu is not a "
 			    "packet", i);
-			return -1;
+			goto out;
 		}
-		if (sk_b64_decode(t, json_string_length(v), &pkt, &n, reason,
-		    sizeof(reason)) < 0) {
+		if (sk_b64_decode(t, json_string_length(v), &pkts[n].data,
+		    &pkts[n].len, reason, sizeof(reason)) < 0) {
 			snprintf(why, len, "PACKETS: element %zu: %s", i,
 			    reason);
-			return -1;
+			goto out;
 		}
-		free(pkt);
+		n++;
 	}
-	json_array_foreach(a, i, v) {
-		uint8_t *pkt = NULL;
-		size_t n = 0;
-
-		if (sk_b64_decode(json_string_value(v), json_string_length(v),
-		    &pkt, &n, reason, sizeof(reason)) < 0)
-			return -1;	/* passed above */
+	for (i = 0; i < n; i++) {
 		/* a packet for somebody else is not replayed here, but it
 		 * is not worth failing the migration over either */
-		if (replay_check(pkt, n, addrs, naddrs, reason,
+		if (replay_check(pkts[i].data, pkts[i].len, nd != NULL ?
+		    nd->addrs : &none, nd != NULL ? nd->naddrs : 0, reason,
 		    sizeof(reason)) < 0) {
 			if ((*refused)++ == 0)
 				snprintf(why, len, "%s", reason);
 		} else {
-			(void)replay_list_add(l, pkt, n);
+			(void)replay_list_add(l, pkts[i].data, pkts[i].len);
 		}
-		free(pkt);
 	}
-	return 0;
+	rc = 0;
+out:
+	for (i = 0; i < n; i++)
+		free(pkts[i].data);
+	free(pkts);
+	return rc;
 }
 
 int
@@ -312,6 +303,7 @@ replay_close(struct mig *m)
 		close(m->rq_fd);
 	m->rq_fd = -1;
 	replay_list_free(&m->rq);
+	m->rq_last_sent = NULL;
 }
 
 /*

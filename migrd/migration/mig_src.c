@@ -659,6 +659,7 @@ src_answer(int type, json_t *msg, struct src_answer *a)
 	a->ms = -1;
 	a->n = -1;
 	a->pid = 0;
+	a->replayed = 0;
 	a->reason = NULL;
 	switch (type) {
 	case MSG_MIG_PREPARED:
@@ -673,8 +674,8 @@ src_answer(int type, json_t *msg, struct src_answer *a)
 		return json_unpack(msg, "{s:I,s:F}", "sockets", &a->n,
 		    "restore_ms", &a->ms);
 	case MSG_MIG_COMMITTED:
-		json_unpack(msg, "{s?F,s?I,s?I}", "live_ms", &a->ms, "pid",
-		    &a->pid, "reset", &a->n);
+		json_unpack(msg, "{s?F,s?I,s?I,s?I}", "live_ms", &a->ms,
+		    "pid", &a->pid, "reset", &a->n, "replayed", &a->replayed);
 		break;
 	}
 	return 0;
@@ -730,10 +731,9 @@ src_rx(struct mig *m, int type, json_t *msg)
 		break;
 	case MSG_MIG_COMMITTED:
 		/* the peer's counts, bounded by what was sent */
-		if (json_unpack(msg, "{s:I}", "replayed", &n) == 0 && n > 0)
-			m->rq_replayed = (uint64_t)n > m->rq_sent ? m->rq_sent :
-			    (uint64_t)n;
-		n = a.n;
+		if (a.replayed > 0)
+			m->rq_replayed = (uint64_t)a.replayed > m->rq_sent ?
+			    m->rq_sent : (uint64_t)a.replayed;
 		if (n > 0)
 			m->kinds.reset = n > (json_int_t)m->kinds.total ?
 			    m->kinds.total : (unsigned)n;

@@ -305,8 +305,7 @@ prepare(struct session *s, json_t *j)
 static void
 packets(struct session *s, json_t *j)
 {
-	struct sockaddr_storage addrs[NSDUMP_MAX];
-	size_t before = s->rq.kept + s->rq.overflow, nrefused = 0, n;
+	size_t before = s->rq.kept + s->rq.overflow, nrefused = 0;
 	struct replay_pkt *p;
 	char why[300] = "";
 
@@ -327,9 +326,9 @@ packets(struct session *s, json_t *j)
 		abort();
 	if (s->rq.npkts > 64 || s->rq.bytes > 256 * 1024)
 		abort();
-	n = replay_nd_addrs(s->nd, addrs);
 	for (p = s->rq.head; p != NULL; p = p->next)
-		if (replay_check(p->data, p->len, addrs, n, NULL, 0) == -1) {
+		if (s->nd == NULL || replay_check(p->data, p->len,
+		    s->nd->addrs, s->nd->naddrs, NULL, 0) == -1) {
 			fprintf(stderr, "a packet not for the namespace was "
 			    "taken\n");
 			abort();

@@ -36,21 +36,19 @@ static const uint8_t udp6[] = {
 };
 
 static void
-ns_addrs(struct sockaddr_storage a[2])
+ns_addrs(struct sk_ifaddr a[2])
 {
 	memset(a, 0, 2 * sizeof(*a));
-	a[0].ss_family = AF_INET;
-	inet_pton(AF_INET, "10.77.0.180",
-	    &((struct sockaddr_in *)&a[0])->sin_addr);
-	a[1].ss_family = AF_INET6;
-	inet_pton(AF_INET6, "fd00:77::180",
-	    &((struct sockaddr_in6 *)&a[1])->sin6_addr);
+	a[0].family = AF_INET;
+	inet_pton(AF_INET, "10.77.0.180", a[0].addr);
+	a[1].family = AF_INET6;
+	inet_pton(AF_INET6, "fd00:77::180", a[1].addr);
 }
 
 static void
 test_check_accepts(void **state)
 {
-	struct sockaddr_storage a[2];
+	struct sk_ifaddr a[2];
 	char why[128] = "";
 
 	(void)state;
@@ -67,7 +65,7 @@ test_check_accepts(void **state)
 static void
 test_check_refuses(void **state)
 {
-	struct sockaddr_storage a[2];
+	struct sk_ifaddr a[2];
 	uint8_t p[sizeof(tcp4)];
 	char why[128];
 
