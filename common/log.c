@@ -13,6 +13,7 @@
 static int		 log_stderr = 1;
 static int		 log_journal;	/* stderr is journald's stream */
 static int		 log_verbose;
+static int		 log_time;	/* stderr lines start with the time */
 static const char	*log_procname = "migr";
 static log_sink_fn	 log_sink;
 static void		*log_sink_arg;
@@ -56,6 +57,26 @@ log_procinit(const char *procname)
 }
 
 void
+log_timestamps(int on)
+{
+	log_time = on;
+}
+
+/* "HH:MM:SS.mmm ", local time, for a foreground daemon's lines */
+static void
+log_stamp(FILE *f)
+{
+	struct timespec ts;
+	struct tm tm;
+
+	if (clock_gettime(CLOCK_REALTIME, &ts) < 0 ||
+	    localtime_r(&ts.tv_sec, &tm) == NULL)
+		return;
+	fprintf(f, "%02d:%02d:%02d.%03ld ", tm.tm_hour, tm.tm_min, tm.tm_sec,
+	    ts.tv_nsec / 1000000);
+}
+
+void
 log_setverbose(int verbose)
 {
 	log_verbose = verbose;
@@ -83,8 +104,11 @@ log_emit(int prio, const char *msg)
 		log_sink(prio, msg, log_sink_arg);
 	else if (log_journal)
 		fprintf(stderr, "<%d>%s\n", prio & LOG_PRIMASK, msg);
-	else if (log_stderr)
+	else if (log_stderr) {
+		if (log_time)
+			log_stamp(stderr);
 		fprintf(stderr, "%s: %s\n", log_procname, msg);
+	}
 	else
 		syslog(prio, "%s", msg);
 	errno = saved_errno;

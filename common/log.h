@@ -18,6 +18,8 @@
 void	log_init(int to_stderr, int verbose, int facility);
 int	log_journal_stream(int fd);	/* 1 if fd is $JOURNAL_STREAM */
 void	log_procinit(const char *procname);
+/* Lines to stderr (not journald's) start with "HH:MM:SS.mmm ". */
+void	log_timestamps(int on);
 void	log_setverbose(int verbose);
 int	log_getverbose(void);
 

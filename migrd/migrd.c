@@ -23,6 +23,7 @@
 
 #include "control.h"
 #include "log.h"
+#include "lowfd.h"
 #include "mig.h"
 #include "migrd-protocol.h"
 #include "migrd.h"
@@ -134,6 +135,22 @@ resolve_workload_user(void)
  * restored and another while it is handed over: use all the hard limit
  * allows (systemd's LimitNOFILE= sets both), and say what it is.
  */
+/* The event loop: never select(), which stops at FD_SETSIZE and a
+ * namespace's sockets go above it. */
+static struct event_base *
+loop_new(void)
+{
+	struct event_config *cfg = event_config_new();
+	struct event_base *base;
+
+	if (cfg == NULL)
+		return NULL;
+	event_config_avoid_method(cfg, "select");
+	base = event_base_new_with_config(cfg);
+	event_config_free(cfg);
+	return base;
+}
+
 static void
 raise_nofile(void)
 {
@@ -210,12 +227,17 @@ main(int argc, char *argv[])
 		fatalx("need root privileges");
 	if (!migrd.foreground)
 		log_init(LOG_TO_SYSLOG, verbose, LOG_DAEMON);
+	else
+		log_timestamps(1);	/* journald stamps its own lines */
 	event_set_log_callback(libevent_log);
 	signal(SIGPIPE, SIG_IGN);
 	if (resolve_admin_group() == -1 || resolve_workload_user() == -1)
 		return 1;
 	raise_nofile();
-	if ((migrd.base = event_base_new()) == NULL)
+	/* for libnftables, which select()s: see lowfd.h */
+	if (lowfd_reserve() == -1)
+		fatalx("cannot reserve low descriptors");
+	if ((migrd.base = loop_new()) == NULL)
 		fatalx("event_base_new failed");
 	for (i = 0; i < 4; i++) {
 		sigev[i] = evsignal_new(migrd.base, sigs[i], on_signal, NULL);

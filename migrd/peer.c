@@ -449,6 +449,10 @@ sess_read(struct bufferevent *bev, void *arg)
 	json_t *j;
 	int st;
 
+	/* bytes came: the peer lives, though a large frame is not whole
+	 * yet (records at a slow link's pace take longer than dead-time) */
+	if (evbuffer_get_length(in) > 0)
+		s->last_rx_ms = (uint64_t)mono_ms();
 	while (s->state == S_HELLO || s->state == S_UP) {
 		/* socket records may be large, but only from the peer of a
 		 * migration this host has prepared for */
@@ -460,7 +464,6 @@ sess_read(struct bufferevent *bev, void *arg)
 		st = frame_pull(in, limit, &h, &j);
 		if (st == FRAME_PARTIAL)
 			return;
-		s->last_rx_ms = (uint64_t)mono_ms();
 		if (st != FRAME_OK) {
 			json_decref(j);
 			if (st == FRAME_BAD_VERSION)

@@ -296,15 +296,25 @@ child(const struct launch_spec *sp, int wfd, int gofd)
 	}
 	if (hostnet >= 0)
 		close(hostnet);
-	/* the sockets and the status pipe out of the way of 0..3+nfds,
-	 * then the sockets into place */
-	base = 3 + (int)sp->nfds + 16;
+	/*
+	 * The sockets and the status pipe out of the way of 0..3+nfds, then
+	 * the sockets into place.  The sockets go to base.., above every
+	 * descriptor still needed (the caller's may have any numbers, above
+	 * FD_SETSIZE too), so the dup2()s there replace only what would be
+	 * closed anyway.
+	 */
+	base = 3 + (int)sp->nfds;
+	if (fd > base)
+		base = fd;
+	for (i = 0; i < sp->nfds; i++)
+		if (sp->fds[i] > base)
+			base = sp->fds[i];
+	base++;
 	if ((wfd = fcntl(wfd, F_DUPFD_CLOEXEC, base + (int)sp->nfds)) < 0 ||
 	    (gofd = fcntl(gofd, F_DUPFD_CLOEXEC, wfd + 1)) < 0)
 		_exit(126);
 	for (i = 0; i < sp->nfds; i++)
-		if (fcntl(sp->fds[i], F_DUPFD_CLOEXEC, base + (int)i) !=
-		    base + (int)i)
+		if (dup3(sp->fds[i], base + (int)i, O_CLOEXEC) < 0)
 			child_fail(wfd, 3);
 	if (dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
 		child_fail(wfd, 2);

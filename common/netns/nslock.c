@@ -4,6 +4,7 @@
 #include <nftables/libnftables.h>
 
 #include "errbuf.h"
+#include "lowfd.h"
 #include "netns.h"
 #include "nslock.h"
 #include "replay.h"
@@ -56,9 +57,12 @@ nft_in_ns(const char *ns, const char *script, char *out, size_t outlen,
 	saved = netns_enter(ns, err, errlen);
 	if (saved < 0)
 		return -1;
-	/* the context's netlink socket must be made inside the namespace */
+	/* the context's netlink socket must be made inside the namespace,
+	 * and below FD_SETSIZE: libnftables select()s on it (lowfd.h) */
+	lowfd_release();
 	nft = nft_ctx_new(NFT_CTX_DEFAULT);
 	if (nft == NULL) {
+		lowfd_retake();
 		errbuf(err, errlen, "nft_ctx_new failed");
 		goto out_leave;
 	}
@@ -76,6 +80,7 @@ nft_in_ns(const char *ns, const char *script, char *out, size_t outlen,
 		rc = 0;
 	}
 	nft_ctx_free(nft);
+	lowfd_retake();
 out_leave:
 	if (netns_leave(saved, rc == 0 ? err : NULL, errlen) < 0)
 		rc = -1;

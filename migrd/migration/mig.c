@@ -38,6 +38,7 @@ static int		persist_clean = 1;	/* the file says what we hold */
  * turn: the new file, then its directory) */
 static int		spare_fd = -1;
 static const char	*fault_spec;
+#define FDS_HIGH	1100	/* fault fds-high: descriptors above it */
 
 double
 mig_now(const struct mig *m)
@@ -993,6 +994,12 @@ mig_init(void)
 		log_warn("a spare descriptor for the state file");
 		return -1;
 	}
+	/* fault: every descriptor opened from here on is numbered above
+	 * FD_SETSIZE, as in a daemon holding thousands of sockets */
+	if (mig_fault("fds-high"))
+		while ((rc = open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0 &&
+		    rc < FDS_HIGH)
+			;
 	snprintf(path, sizeof(path), "%s/%s", migrd.conf.state_dir,
 	    STATE_FILE);
 	/* unreadable: a migration in doubt may be in there, and going on

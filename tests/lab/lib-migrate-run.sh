@@ -58,4 +58,10 @@ if [ -n "${MIG_FAULTS:-}" ]; then
 			"$g's migrd went through fault ${MIG_FAULTS%%,*}"
 	done
 fi
+if [[ ,${MIG_FAULTS:-}, == *,fds-high,* ]]; then
+	for g in host1 host2; do
+		top=$(gx "$g" 'ls /proc/$(cat /run/migrd/test.pid)/fd | sort -n | tail -1')
+		if [ "${top:-0}" -gt 1024 ]; then pass "$g's migrd moved svc with descriptors up to $top"; else fail "$g's migrd: highest descriptor ${top:-none}, not above 1024"; fi
+	done
+fi
 done_testing

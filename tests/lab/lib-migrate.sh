@@ -81,9 +81,12 @@ client_report() {
 
 # capture_start / capture_stop: FIN or RST from the service's busy port
 # (and, to explain a failed verdict, every RST to or from the service,
-# any port, with its time and absolute sequence numbers: /tmp/$NS.rstall)
+# any port, with its time and absolute sequence numbers: /tmp/$NS.rstall,
+# and the headers of all the service's packets: /tmp/$NS.pcap, from which
+# a failed verdict prints the whole exchange of each connection reset)
 capture_start() {
-	gx client "setsid tcpdump -i br0 -n -l 'tcp src port 7400 and (tcp[tcpflags] & (tcp-fin|tcp-rst) != 0)' </dev/null >/tmp/$NS.finrst 2>/dev/null &
+	gx client "setsid tcpdump -i br0 -n -U -s 128 -w /tmp/$NS.pcap 'host $SVC4 or host $SVC6' </dev/null >/dev/null 2>&1 &
+		setsid tcpdump -i br0 -n -l 'tcp src port 7400 and (tcp[tcpflags] & (tcp-fin|tcp-rst) != 0)' </dev/null >/tmp/$NS.finrst 2>/dev/null &
 		setsid tcpdump -i br0 -n -l -tt -S '(host $SVC4 and tcp[tcpflags] & tcp-rst != 0) or (host $SVC6 and ip6[6] = 6 and ip6[53] & 4 != 0)' </dev/null >/tmp/$NS.rstall 2>/dev/null &"
 	sleep 1
 }
@@ -113,7 +116,17 @@ check_client() {
 	is "$(kv "$1" probes_failed)" 0 "client: every new connection served $2"
 	diag "longest stall at the client: $(kv "$1" longest_stall_ms) ms"
 	[ "$(kv "$1" verdict)" = PASS ] || diag "client log: $(gx client "tail -20 /tmp/$NS.client")
-RSTs the service sent on the LAN (client clock): $(gx client "awk '\$3 ~ /^(10\\.77\\.0\\.180|fd00:77::180)\\./' /tmp/$NS.rstall 2>/dev/null | head -40")"
+RSTs the service sent on the LAN (client clock): $(gx client "awk '\$3 ~ /^(10\\.77\\.0\\.180|fd00:77::180)\\./' /tmp/$NS.rstall 2>/dev/null | head -40")
+$(reset_exchanges)"
+}
+
+# reset_exchanges: for each client port the service reset (at most 8),
+# every packet of that connection, with the MAC addresses that sent it
+reset_exchanges() {
+	gx client "for p in \$(awk '\$3 ~ /^(10\\.77\\.0\\.180|fd00:77::180)\\./ { n = split(\$5, a, \".\"); sub(/:\$/, \"\", a[n]); print a[n] }' /tmp/$NS.rstall 2>/dev/null | head -8); do
+		echo \"exchange of client port \$p:\"
+		tcpdump -r /tmp/$NS.pcap -n -e -tt -S \"tcp port \$p\" 2>/dev/null | head -40
+	done"
 }
 
 # svc_on GUEST: svc runs on GUEST and nowhere else
