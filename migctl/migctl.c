@@ -12,52 +12,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/time.h>
-#include <sys/un.h>
 #include <unistd.h>
 
+#include "ctl.h"
+#include "evacuate.h"
 #include "frame.h"
 #include "log.h"
 #include "version.h"
 #include "migrd-protocol.h"
 #include "output.h"
 #include "parser.h"
-
-#define CTL_TIMEOUT	60	/* seconds, for each frame read */
-
-static int
-connect_control(const char *path)
-{
-	struct sockaddr_un sun;
-	struct timeval tv = { CTL_TIMEOUT, 0 };
-	int fd;
-
-	if (strlen(path) >= sizeof(sun.sun_path)) {
-		fprintf(stderr, "migctl: %s: path too long\n", path);
-		return -1;
-	}
-	memset(&sun, 0, sizeof(sun));
-	sun.sun_family = AF_UNIX;
-	strcpy(sun.sun_path, path);
-	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1) {
-		fprintf(stderr, "migctl: socket: %s\n", strerror(errno));
-		return -1;
-	}
-	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
-		int e = errno;
-
-		fprintf(stderr, "migctl: connect %s: %s%s\n", path,
-		    strerror(e), e == EACCES ? " (root or the admin group "
-		    "only)" : e == ENOENT || e == ECONNREFUSED ?
-		    " (is migrd running?)" : "");
-		close(fd);
-		errno = e;
-		return -1;
-	}
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	return fd;
-}
 
 /* Read frames up to the command's MSG_RESULT, printing progress frames
  * on the way (migrate only).  0 with *reply set, else -1 after saying
@@ -66,32 +30,20 @@ static int
 read_result(int fd, const struct output *out, enum action a, int sent,
     json_t **reply)
 {
-	struct frame_hdr h;
+	uint16_t type;
 	json_t *msg;
-	int st, first;
+	int first;
 
 	for (first = 1;; first = 0) {
-		errno = 0;
-		st = frame_read_fd(fd, MIGR_FRAME_MAX, &h, &msg);
-		if (st != FRAME_OK) {
-			if (first && sent == -1)
-				fprintf(stderr, "migctl: request not sent\n");
-			else if (st == FRAME_IO && (errno == EAGAIN ||
-			    errno == EWOULDBLOCK))
-				fprintf(stderr, "migctl: no word from migrd "
-				    "in %d seconds\n", CTL_TIMEOUT);
-			else
-				fprintf(stderr, "migctl: bad reply from "
-				    "migrd: %s\n", frame_strstatus(st));
+		if (ctl_read(fd, first ? sent : 0, &type, &msg) == -1)
 			return -1;
-		}
-		if (h.type == MSG_RESULT) {
+		if (type == MSG_RESULT) {
 			*reply = msg;
 			return 0;
 		}
-		if (h.type != MSG_CTL_PROGRESS || a != A_MIGRATE) {
+		if (type != MSG_CTL_PROGRESS || a != A_MIGRATE) {
 			fprintf(stderr, "migctl: bad reply from migrd: "
-			    "unexpected %s\n", migr_msgname(h.type));
+			    "unexpected %s\n", migr_msgname(type));
 			json_decref(msg);
 			return -1;
 		}
@@ -156,11 +108,14 @@ main(int argc, char *argv[])
 	}
 	if ((rc = parse(argc, argv, &res)) != 0)
 		return rc;
+	/* many migrations, each on a connection of its own */
+	if (res.action == A_EVACUATE)
+		return evacuate(sock, res.host, res.parallel, out);
 	if ((req = parse_request(&res, &type)) == NULL) {
 		fprintf(stderr, "migctl: cannot build the request\n");
 		return RES_ERROR;
 	}
-	if ((fd = connect_control(sock)) == -1) {
+	if ((fd = ctl_connect(sock)) == -1) {
 		json_decref(req);
 		return errno == EACCES ? RES_DENIED : RES_ERROR;
 	}

@@ -29,6 +29,9 @@ int	output_progress_parse(json_t *p, const char **phase, double *at_ms,
 	    const char **text);
 int	output_progress_text(FILE *fp, json_t *p);
 int	output_progress_json(FILE *fp, json_t *p);
+int	output_progress_json_ns(FILE *fp, const char *ns, json_t *p);
+/* o on one line of fp, as -j prints every object */
+int	output_json_line(FILE *fp, json_t *o);
 /* A migration report: heading and table; -1 (nothing printed) if r is
  * not an object with an "outcome". */
 int	output_report(FILE *fp, json_t *r);

@@ -14,8 +14,8 @@
 	(JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(15))
 
 /* o on one line of fp */
-static int
-dump_line(FILE *fp, json_t *o)
+int
+output_json_line(FILE *fp, json_t *o)
 {
 	int rc;
 
@@ -38,13 +38,14 @@ json_result(enum action a, int code, const char *message, json_t *data)
 		return;
 	if (data != NULL)
 		json_object_set(o, "data", data);
-	dump_line(stdout, o);
+	output_json_line(stdout, o);
 	json_decref(o);
 }
 
-/* One compact line per progress frame: {"progress": {...}}. */
+/* One compact line per progress frame: {"progress": {...}}, with
+ * "ns" first when given. */
 int
-output_progress_json(FILE *fp, json_t *p)
+output_progress_json_ns(FILE *fp, const char *ns, json_t *p)
 {
 	const char *phase, *text;
 	double at_ms;
@@ -53,11 +54,19 @@ output_progress_json(FILE *fp, json_t *p)
 
 	if (output_progress_parse(p, &phase, &at_ms, &text) == -1)
 		return -1;
-	if ((o = json_pack("{s:O}", "progress", p)) == NULL)
+	o = ns != NULL ? json_pack("{s:s,s:O}", "ns", ns, "progress", p) :
+	    json_pack("{s:O}", "progress", p);
+	if (o == NULL)
 		return -1;
-	rc = dump_line(fp, o);
+	rc = output_json_line(fp, o);
 	json_decref(o);
 	return rc;
+}
+
+int
+output_progress_json(FILE *fp, json_t *p)
+{
+	return output_progress_json_ns(fp, NULL, p);
 }
 
 static int

@@ -18,7 +18,8 @@ enum token_type {
 	T_OPT_ROUTE,	/* --route DEST,GW */
 	T_ARGV,		/* -- CMD ARGS... (rest of the line) */
 	T_OUTCOME,	/* resolve's outcome keyword, kept in full */
-	T_FORCE		/* resolve ... force */
+	T_FORCE,	/* resolve ... force */
+	T_PARALLEL	/* evacuate ... parallel N */
 };
 
 struct token {
@@ -61,6 +62,8 @@ static const struct token t_cancel[];
 static const struct token t_resolve[];
 static const struct token t_resolve_outcome[];
 static const struct token t_resolve_force[];
+static const struct token t_evacuate[];
+static const struct token t_evacuate_opts[];
 static const struct token t_end[];
 
 static const struct token t_main[] = {
@@ -73,6 +76,7 @@ static const struct token t_main[] = {
 	{ T_KEYWORD,	"history",	A_HISTORY,	t_end },
 	{ T_KEYWORD,	"cancel",	A_CANCEL,	t_cancel },
 	{ T_KEYWORD,	"resolve",	A_RESOLVE,	t_resolve },
+	{ T_KEYWORD,	"evacuate",	A_EVACUATE,	t_evacuate },
 	{ T_END,	NULL,		A_NONE,		NULL }
 };
 static const struct token t_ns[] = {
@@ -141,6 +145,14 @@ static const struct token t_resolve_force[] = {
 	{ T_FORCE,	"force",	A_NONE,		t_end },
 	{ T_END,	"",		A_NONE,		NULL }
 };
+static const struct token t_evacuate[] = {
+	{ T_HOST,	"HOST",		A_NONE,		t_evacuate_opts },
+	{ T_END,	NULL,		A_NONE,		NULL }
+};
+static const struct token t_evacuate_opts[] = {
+	{ T_PARALLEL,	"parallel",	A_NONE,		t_end },
+	{ T_END,	"",		A_NONE,		NULL }
+};
 static const struct token t_end[] = {
 	{ T_END,	"",		A_NONE,		NULL }
 };
@@ -168,6 +180,9 @@ parser_usage(FILE *fp)
 	    "  resolve NS rollback|done [force]  end a migration in doubt: "
 	    "NS runs\n"
 	    "                                 here again, or HOST has it\n"
+	    "  evacuate HOST [parallel N]     move every namespace here to "
+	    "HOST,\n"
+	    "                                 N at a time (1 to %d, default 1)\n"
 	    "  history                        recent events\n"
 	    "options:\n"
 	    "  -h, --help           this text\n"
@@ -180,7 +195,7 @@ parser_usage(FILE *fp)
 	    "exit status: the result code (0 ok, 2 bad request, 3 denied, "
 	    "7 invalid\nargument, 8 no such namespace, 13 not implemented, "
 	    "15 refused,\n16 rolled back, 17 in doubt, 18 busy, ...)\n",
-	    MIGR_CONTROL_SOCKET);
+	    EVACUATE_PARALLEL_MAX, MIGR_CONTROL_SOCKET);
 }
 
 static void
@@ -259,6 +274,7 @@ match_word(const struct token *t, const char *w)
 	case T_ARGV:
 	case T_OUTCOME:
 	case T_FORCE:
+	case T_PARALLEL:
 		if (wl == 0 || strncmp(w, t->keyword, wl) != 0)
 			return NO_MATCH;
 		if (t->type == T_ARGV && wl != 2)
@@ -405,6 +421,30 @@ parse_option(const struct token *t, struct words *ws,
 	}
 }
 
+/* evacuate's "parallel N": 1 to EVACUATE_PARALLEL_MAX */
+static int
+parse_parallel(struct words *ws, struct parse_result *res)
+{
+	char *end, why[96];
+	long n;
+
+	if (ws->next >= ws->argc) {
+		fprintf(stderr, "migctl: parallel needs a value\n");
+		return USAGE_ERROR;
+	}
+	errno = 0;
+	n = strtol(ws->argv[ws->next], &end, 10);
+	if (errno != 0 || end == ws->argv[ws->next] || *end != '\0' ||
+	    n < 1 || n > EVACUATE_PARALLEL_MAX) {
+		snprintf(why, sizeof(why), "parallel: '%.20s' is not a number "
+		    "from 1 to %d", ws->argv[ws->next], EVACUATE_PARALLEL_MAX);
+		return bad_arg(why);
+	}
+	ws->next++;
+	res->parallel = (int)n;
+	return 0;
+}
+
 /* run's "-- CMD [ARG ...]": the rest of the line, CMD found in PATH. */
 static int
 parse_argv(struct words *ws, struct parse_result *res)
@@ -447,6 +487,8 @@ parse_token(const struct token *t, const char *w, struct words *ws,
 	case T_FORCE:
 		res->force = 1;
 		return 0;
+	case T_PARALLEL:
+		return parse_parallel(ws, res);
 	case T_OPT_ADDR:
 	case T_OPT_MAC:
 	case T_OPT_ROUTE:
@@ -497,6 +539,7 @@ parse(int argc, char *argv[], struct parse_result *res)
 	int rc;
 
 	memset(res, 0, sizeof(*res));
+	res->parallel = 1;
 	if ((rc = check_utf8(argc, argv)) != 0)
 		return rc;
 	while (table != NULL) {

@@ -13,10 +13,14 @@
 
 #include "nsarg.h"
 
+/* evacuate: at most this many migrations at once (migrd's default
+ * bound per peer is 8 too) */
+#define EVACUATE_PARALLEL_MAX	8
+
 enum action {
 	A_NONE, A_STATUS, A_PEERS, A_NS_LIST, A_NS_SHOW, A_NS_CREATE,
 	A_NS_DELETE, A_RUN, A_MIGRATE, A_HISTORY, A_CANCEL, A_RESOLVE,
-	A_CHECK
+	A_CHECK, A_EVACUATE
 };
 
 struct parse_result {
@@ -25,6 +29,7 @@ struct parse_result {
 	char		 host[64];
 	char		 outcome[16];	/* resolve: "rollback" or "done" */
 	int		 force;		/* resolve ... force */
+	int		 parallel;	/* evacuate: migrations at once */
 	const char	*addrs[NSARG_ADDRS_MAX];
 	int		 naddrs;
 	const char	*routes[NSARG_ROUTES_MAX];

@@ -18,6 +18,8 @@ pkgs=(
 	iputils-ping ethtool groff-base jq systemd file
 	# checkpoint mode: the process engine (issue 13)
 	criu
+	# the drill's plots (tests/drill/drill.sh)
+	gnuplot-nox
 )
 
 missing=()

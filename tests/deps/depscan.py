@@ -1083,7 +1083,8 @@ def project_files(top):
     makefiles = globs(top, "Makefile", "*/module.mk", "*/*/module.mk")
     scripts = globs(top, "kernel/build.sh", "vmlab/*", "vmlab/guest/*",
                     "tests/run", "tests/lib.sh", "tests/lab/*.sh",
-                    "tests/fuzz/*.sh", "tests/bench/*", ".ci/run",
+                    "tests/fuzz/*.sh", "tests/bench/*", "tests/drill/*",
+                    ".ci/run",
                     "tests/deps/deps-check.sh")
     scripts = [f for f in scripts if os.path.isfile(f) and
                (is_script(f) or f.endswith(".sh"))]

@@ -285,7 +285,7 @@ check_msg(const char *line, int rc, const char *want)
 }
 
 #define MAIN_WORDS	"status, peers, ns, run, migrate, check, history, " \
-			"cancel, resolve"
+			"cancel, resolve, evacuate"
 #define OPT_WORDS	"--addr, --mac, --route, <end>"
 
 static void
@@ -423,6 +423,39 @@ test_ambiguous_messages(void **state)
 	assert_string_equal(r.mac, "52:54:00:77:01:00");
 	assert_string_equal(msg, "");
 	free(msg);
+}
+
+static void
+test_evacuate(void **state)
+{
+	struct parse_result r;
+
+	(void)state;
+	assert_int_equal(run(&r, "evacuate host2"), 0);
+	assert_int_equal(r.action, A_EVACUATE);
+	assert_string_equal(r.host, "host2");
+	assert_int_equal(r.parallel, 1);
+	assert_int_equal(run(&r, "e host2 p 3"), 0);
+	assert_int_equal(r.action, A_EVACUATE);
+	assert_int_equal(r.parallel, 3);
+	assert_int_equal(run(&r, "evacuate host2 parallel 8"), 0);
+	assert_int_equal(r.parallel, EVACUATE_PARALLEL_MAX);
+	check_msg("evacuate", 2, "migctl: missing argument\n"
+	    "valid here: HOST\n");
+	check_msg("evacuate host2 parallel", 2,
+	    "migctl: parallel needs a value\n");
+	check_msg("evacuate host2 parallel 0", 7,
+	    "migctl: parallel: '0' is not a number from 1 to 8\n");
+	check_msg("evacuate host2 parallel 9", 7,
+	    "migctl: parallel: '9' is not a number from 1 to 8\n");
+	check_msg("evacuate host2 parallel 2x", 7,
+	    "migctl: parallel: '2x' is not a number from 1 to 8\n");
+	check_msg("evacuate host2 parallel -1", 7,
+	    "migctl: parallel: '-1' is not a number from 1 to 8\n");
+	check_msg("evacuate host2 parallel 2 3", 2,
+	    "migctl: unknown argument '3'\nvalid here: <end>\n");
+	check_msg("evacuate host2 now", 2,
+	    "migctl: unknown argument 'now'\nvalid here: parallel, <end>\n");
 }
 
 static void
@@ -1058,6 +1091,7 @@ main(void)
 		cmocka_unit_test(test_report_failed),
 		cmocka_unit_test(test_json_one_object_per_line),
 		cmocka_unit_test(test_json_compact),
+		cmocka_unit_test(test_evacuate),
 	};
 
 	return cmocka_run_group_tests_name("migctl_parser", tests, NULL, NULL);
