@@ -580,6 +580,8 @@ static const uint16_t action_msg[] = {
 	[A_CANCEL] = MSG_CTL_CANCEL,
 	[A_RESOLVE] = MSG_CTL_RESOLVE,
 	[A_CHECK] = MSG_CTL_CHECK,
+	/* evacuate is many requests; this is its first (evacuate.c) */
+	[A_EVACUATE] = MSG_CTL_NS_LIST,
 };
 
 /* An array of the n strings, or NULL (never one with some missing). */
@@ -603,6 +605,9 @@ parse_request(const struct parse_result *r, uint16_t *type)
 {
 	json_t *o;
 
+	if ((size_t)r->action >= sizeof(action_msg) / sizeof(action_msg[0]) ||
+	    action_msg[r->action] == 0)
+		return NULL;
 	*type = action_msg[r->action];
 	switch (r->action) {
 	case A_NS_SHOW:

@@ -43,7 +43,8 @@ struct parse_result {
 /* 0 ok; else an exit status after printing the reason to stderr. */
 int	parse(int argc, char *argv[], struct parse_result *res);
 /* The request res stands for: its payload (a new reference, or NULL
- * when out of memory) and *type, the message migrd takes it as. */
+ * when out of memory or for no command) and *type, the message migrd
+ * takes it as.  For evacuate, its first request: the namespace list. */
 json_t	*parse_request(const struct parse_result *res, uint16_t *type);
 void	parser_usage(FILE *fp);
 

@@ -454,6 +454,19 @@ test_evacuate(void **state)
 	    "migctl: parallel: '-1' is not a number from 1 to 8\n");
 	check_msg("evacuate host2 parallel 2 3", 2,
 	    "migctl: unknown argument '3'\nvalid here: <end>\n");
+	/* its first request is the namespace list (the fuzzer found the
+	 * table of requests one short) */
+	{
+		uint16_t type = 0;
+		json_t *req;
+
+		assert_int_equal(run(&r, "evacuate host2"), 0);
+		req = parse_request(&r, &type);
+		assert_non_null(req);
+		assert_int_equal(type, MSG_CTL_NS_LIST);
+		assert_int_equal(json_object_size(req), 0);
+		json_decref(req);
+	}
 	check_msg("evacuate host2 now", 2,
 	    "migctl: unknown argument 'now'\nvalid here: parallel, <end>\n");
 }
