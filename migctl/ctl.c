@@ -68,3 +68,15 @@ ctl_read(int fd, int sent, uint16_t *type, json_t **msg)
 	*type = h.type;
 	return 0;
 }
+
+int
+ctl_result(json_t *m, int *code, const char **message)
+{
+	json_int_t c;
+
+	if (json_unpack(m, "{s:I,s:s}", "code", &c, "message", message) ==
+	    -1 || c < 0 || c >= RES__MAX)
+		return -1;
+	*code = (int)c;
+	return 0;
+}

@@ -16,7 +16,6 @@
 struct evac_ns {
 	const char	*name;		/* in the list's reply */
 	int		 fd;		/* -1: not started, or finished */
-	int		 done;
 	int		 code;
 	char		*message;
 	json_t		*report;	/* the migration's, if it came */
@@ -36,10 +35,9 @@ static json_t *
 list_namespaces(const char *sock, int *rc)
 {
 	json_t *req = json_object(), *reply = NULL, *a;
-	json_int_t code;
 	const char *msg;
 	uint16_t type;
-	int fd, sent;
+	int fd, sent, code;
 
 	*rc = RES_ERROR;
 	if (req == NULL || (fd = ctl_connect(sock)) == -1) {
@@ -55,16 +53,15 @@ list_namespaces(const char *sock, int *rc)
 		return NULL;
 	}
 	close(fd);
-	if (type != MSG_RESULT || json_unpack(reply, "{s:I,s:s}", "code",
-	    &code, "message", &msg) == -1 || code < 0 || code >= RES__MAX) {
+	if (type != MSG_RESULT || ctl_result(reply, &code, &msg) == -1) {
 		fprintf(stderr, "migctl: malformed reply to ns list\n");
 		json_decref(reply);
 		return NULL;
 	}
 	if (code != RES_OK) {
 		fprintf(stderr, "migctl: ns list: %s: %s\n",
-		    migr_strresult((int)code), msg);
-		*rc = (int)code;
+		    migr_strresult(code), msg);
+		*rc = code;
 		json_decref(reply);
 		return NULL;
 	}
@@ -75,42 +72,6 @@ list_namespaces(const char *sock, int *rc)
 		return NULL;
 	}
 	return reply;
-}
-
-static void	show_result(struct evac *, const struct evac_ns *);
-
-/* Send the MIGRATE of e->ns[i] on a connection of its own. */
-static void
-start(struct evac *e, const char *sock, size_t i)
-{
-	struct evac_ns *x = &e->ns[i];
-	json_t *req;
-
-	req = json_pack("{s:s,s:s}", "ns", x->name, "host", e->host);
-	if (req == NULL || (x->fd = ctl_connect(sock)) == -1) {
-		json_decref(req);
-		x->done = 1;
-		x->code = RES_ERROR;
-		x->message = strdup("cannot reach migrd");
-		show_result(e, x);
-		return;
-	}
-	/* a failed write: migrd may have answered and closed, the read
-	 * says what happened */
-	(void)frame_write_fd(x->fd, MSG_CTL_MIGRATE, req, MIGR_FRAME_MAX);
-	json_decref(req);
-}
-
-static void
-finish(struct evac_ns *x, int code, const char *message, json_t *report)
-{
-	if (x->fd != -1)
-		close(x->fd);
-	x->fd = -1;
-	x->done = 1;
-	x->code = code;
-	x->message = strdup(message != NULL ? message : "");
-	x->report = json_is_object(report) ? json_incref(report) : NULL;
 }
 
 /* x's result: a line of its own, before the table */
@@ -137,6 +98,39 @@ show_result(struct evac *e, const struct evac_ns *x)
 	fflush(stdout);
 }
 
+/* x is over: its connection closed, its outcome kept and printed */
+static void
+finish(struct evac *e, struct evac_ns *x, int code, const char *message,
+    json_t *report)
+{
+	if (x->fd != -1)
+		close(x->fd);
+	x->fd = -1;
+	x->code = code;
+	x->message = strdup(message != NULL ? message : "");
+	x->report = json_is_object(report) ? json_incref(report) : NULL;
+	show_result(e, x);
+}
+
+/* Send the MIGRATE of e->ns[i] on a connection of its own. */
+static void
+start(struct evac *e, const char *sock, size_t i)
+{
+	struct evac_ns *x = &e->ns[i];
+	json_t *req;
+
+	req = json_pack("{s:s,s:s}", "ns", x->name, "host", e->host);
+	if (req == NULL || (x->fd = ctl_connect(sock)) == -1) {
+		json_decref(req);
+		finish(e, x, RES_ERROR, "cannot reach migrd", NULL);
+		return;
+	}
+	/* a failed write: migrd may have answered and closed, the read
+	 * says what happened */
+	(void)frame_write_fd(x->fd, MSG_CTL_MIGRATE, req, MIGR_FRAME_MAX);
+	json_decref(req);
+}
+
 /* One progress frame of x, its name first. */
 static int
 show_progress(struct evac *e, struct evac_ns *x, json_t *p)
@@ -161,27 +155,23 @@ show_progress(struct evac *e, struct evac_ns *x, json_t *p)
 static void
 on_frame(struct evac *e, struct evac_ns *x)
 {
-	json_int_t code;
 	const char *msg;
 	uint16_t type;
 	json_t *m;
+	int code;
 
 	if (ctl_read(x->fd, 0, &type, &m) == -1) {
-		finish(x, RES_ERROR, "no result from migrd", NULL);
-		show_result(e, x);
+		finish(e, x, RES_ERROR, "no result from migrd", NULL);
 		return;
 	}
 	if (type == MSG_CTL_PROGRESS) {
 		if (show_progress(e, x, m) == -1)
 			fprintf(stderr, "migctl: %s: malformed progress from "
 			    "migrd\n", x->name);
-	} else if (type != MSG_RESULT || json_unpack(m, "{s:I,s:s}", "code",
-	    &code, "message", &msg) == -1 || code < 0 || code >= RES__MAX) {
-		finish(x, RES_ERROR, "bad reply from migrd", NULL);
-		show_result(e, x);
+	} else if (type != MSG_RESULT || ctl_result(m, &code, &msg) == -1) {
+		finish(e, x, RES_ERROR, "bad reply from migrd", NULL);
 	} else {
-		finish(x, (int)code, msg, json_object_get(m, "data"));
-		show_result(e, x);
+		finish(e, x, code, msg, json_object_get(m, "data"));
 	}
 	json_decref(m);
 }

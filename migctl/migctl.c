@@ -71,7 +71,7 @@ main(int argc, char *argv[])
 	const char *sock = MIGR_CONTROL_SOCKET;
 	struct parse_result res;
 	json_t *req, *reply = NULL, *data;
-	json_int_t code;
+	int code;
 	const char *message;
 	uint16_t type;
 	int ch, fd, rc, sent;
@@ -126,15 +126,14 @@ main(int argc, char *argv[])
 		rc = RES_ERROR;
 		goto out_close;
 	}
-	if (json_unpack(reply, "{s:I,s:s}", "code", &code, "message",
-	    &message) == -1 || code < 0 || code >= RES__MAX) {
+	if (ctl_result(reply, &code, &message) == -1) {
 		fprintf(stderr, "migctl: malformed result from migrd\n");
 		rc = RES_ERROR;
 		goto out_close;
 	}
 	data = json_object_get(reply, "data");
-	out->result(res.action, (int)code, message, data);
-	rc = (int)code;
+	out->result(res.action, code, message, data);
+	rc = code;
 out_close:
 	json_decref(reply);
 	json_decref(req);

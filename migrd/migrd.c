@@ -135,6 +135,21 @@ resolve_workload_user(void)
  * restored and another while it is handed over: use all the hard limit
  * allows (systemd's LimitNOFILE= sets both), and say what it is.
  */
+static void
+raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return;
+	if (rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+			log_warn("setrlimit RLIMIT_NOFILE");
+	}
+	log_debug("open files: at most %llu", (unsigned long long)rl.rlim_cur);
+}
+
 /* The event loop: never select(), which stops at FD_SETSIZE and a
  * namespace's sockets go above it. */
 static struct event_base *
@@ -149,21 +164,6 @@ loop_new(void)
 	base = event_base_new_with_config(cfg);
 	event_config_free(cfg);
 	return base;
-}
-
-static void
-raise_nofile(void)
-{
-	struct rlimit rl;
-
-	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
-		return;
-	if (rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
-			log_warn("setrlimit RLIMIT_NOFILE");
-	}
-	log_debug("open files: at most %llu", (unsigned long long)rl.rlim_cur);
 }
 
 int

@@ -62,9 +62,8 @@ nft_in_ns(const char *ns, const char *script, char *out, size_t outlen,
 	lowfd_release();
 	nft = nft_ctx_new(NFT_CTX_DEFAULT);
 	if (nft == NULL) {
-		lowfd_retake();
 		errbuf(err, errlen, "nft_ctx_new failed");
-		goto out_leave;
+		goto out_retake;
 	}
 	nft_ctx_buffer_output(nft);
 	nft_ctx_buffer_error(nft);
@@ -80,8 +79,8 @@ nft_in_ns(const char *ns, const char *script, char *out, size_t outlen,
 		rc = 0;
 	}
 	nft_ctx_free(nft);
+out_retake:
 	lowfd_retake();
-out_leave:
 	if (netns_leave(saved, rc == 0 ? err : NULL, errlen) < 0)
 		rc = -1;
 	return rc;

@@ -996,10 +996,13 @@ mig_init(void)
 	}
 	/* fault: every descriptor opened from here on is numbered above
 	 * FD_SETSIZE, as in a daemon holding thousands of sockets */
-	if (mig_fault("fds-high"))
-		while ((rc = open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0 &&
-		    rc < FDS_HIGH)
+	if (mig_fault("fds-high")) {
+		int fd;
+
+		while ((fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0 &&
+		    fd < FDS_HIGH)
 			;
+	}
 	snprintf(path, sizeof(path), "%s/%s", migrd.conf.state_dir,
 	    STATE_FILE);
 	/* unreadable: a migration in doubt may be in there, and going on

@@ -61,12 +61,9 @@ a4() { echo "10.77.0.$((180 + $1))"; }
 a6() { echo "fd00:77::$((180 + $1))"; }
 
 drill_teardown() {
-	local n
 	gx client "pkill -x streamc" >/dev/null 2>&1
 	mig_teardown
-	for n in "${names[@]}"; do
-		NS=$n CG=/sys/fs/cgroup/migr/$n mig_wipe
-	done
+	wipe_ns "${names[@]}"
 }
 trap drill_teardown EXIT
 

@@ -16,11 +16,8 @@
 . "$(dirname "$0")/lib-migrate.sh"
 
 ev_teardown() {
-	local n
 	mig_teardown
-	for n in svc2 svc3; do
-		NS=$n CG=/sys/fs/cgroup/migr/$n mig_wipe
-	done
+	wipe_ns svc2 svc3
 }
 trap ev_teardown EXIT
 

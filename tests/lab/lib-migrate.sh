@@ -115,18 +115,32 @@ check_client() {
 	is "$(kv "$1" mismatches)" 0 "client: no byte lost, duplicated, reordered or changed $2"
 	is "$(kv "$1" probes_failed)" 0 "client: every new connection served $2"
 	diag "longest stall at the client: $(kv "$1" longest_stall_ms) ms"
-	[ "$(kv "$1" verdict)" = PASS ] || diag "client log: $(gx client "tail -20 /tmp/$NS.client")
-RSTs the service sent on the LAN (client clock): $(gx client "awk '\$3 ~ /^(10\\.77\\.0\\.180|fd00:77::180)\\./' /tmp/$NS.rstall 2>/dev/null | head -40")
-$(reset_exchanges)"
+	local rsts
+	[ "$(kv "$1" verdict)" = PASS ] && return
+	rsts=$(gx client "awk '\$3 ~ /^(10\\.77\\.0\\.180|fd00:77::180)\\./' /tmp/$NS.rstall 2>/dev/null | head -40")
+	diag "client log: $(gx client "tail -20 /tmp/$NS.client")
+RSTs the service sent on the LAN (client clock): $rsts
+$(reset_exchanges "$rsts")"
 }
 
-# reset_exchanges: for each client port the service reset (at most 8),
-# every packet of that connection, with the MAC addresses that sent it
+# reset_exchanges RSTS: for each client port the RST lines name (at most
+# 8), every packet of that connection, with the MAC addresses that sent it
 reset_exchanges() {
-	gx client "for p in \$(awk '\$3 ~ /^(10\\.77\\.0\\.180|fd00:77::180)\\./ { n = split(\$5, a, \".\"); sub(/:\$/, \"\", a[n]); print a[n] }' /tmp/$NS.rstall 2>/dev/null | head -8); do
+	local ports
+	ports=$(awk '{ n = split($5, a, "."); sub(/:$/, "", a[n]); print a[n] }' <<<"$1" | head -8 | xargs)
+	[ -n "$ports" ] || return 0
+	gx client "for p in $ports; do
 		echo \"exchange of client port \$p:\"
 		tcpdump -r /tmp/$NS.pcap -n -e -tt -S \"tcp port \$p\" 2>/dev/null | head -40
 	done"
+}
+
+# wipe_ns NAME...: mig_wipe for namespaces other than $NS
+wipe_ns() {
+	local n
+	for n in "$@"; do
+		NS=$n CG=/sys/fs/cgroup/migr/$n mig_wipe
+	done
 }
 
 # svc_on GUEST: svc runs on GUEST and nowhere else
