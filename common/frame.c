@@ -169,12 +169,11 @@ frame_decode_payload(const void *buf, size_t len, json_t **out)
 }
 
 int
-frame_pack(uint16_t type, const json_t *payload, size_t max, uint8_t **out,
+frame_serialise(uint16_t type, const json_t *payload, size_t max, char **out,
     size_t *outlen)
 {
 	char *s;
 	size_t n;
-	uint8_t *buf;
 
 	if (payload != NULL)
 		s = json_dumps(payload, JSON_COMPACT);
@@ -193,6 +192,21 @@ frame_pack(uint16_t type, const json_t *payload, size_t max, uint8_t **out,
 		free(s);
 		return -1;
 	}
+	*out = s;
+	*outlen = n;
+	return 0;
+}
+
+int
+frame_pack(uint16_t type, const json_t *payload, size_t max, uint8_t **out,
+    size_t *outlen)
+{
+	char *s;
+	size_t n;
+	uint8_t *buf;
+
+	if (frame_serialise(type, payload, max, &s, &n) == -1)
+		return -1;
 	if ((buf = malloc(MIGR_FRAME_HDR_LEN + n)) == NULL) {
 		log_warn("%s: malloc", __func__);
 		free(s);

@@ -40,6 +40,10 @@ int	frame_hdr_check(const uint8_t *buf, size_t avail, size_t max,
 	    struct frame_hdr *h);
 int	frame_decode_payload(const void *buf, size_t len, json_t **out);
 
+/* Serialise payload (NULL = {}) into malloc'ed compact JSON of at most
+ * max bytes (and MIGR_FRAME_MAX). */
+int	frame_serialise(uint16_t type, const json_t *payload, size_t max,
+	    char **out, size_t *outlen);
 /* Serialise payload (NULL = {}) into a malloc'ed frame. */
 int	frame_pack(uint16_t type, const json_t *payload, size_t max,
 	    uint8_t **out, size_t *outlen);

@@ -41,7 +41,7 @@ $(NETNS_OBJS):   INC := $(INC_NETNS)
 
 # what each archive needs at link time (frame_ev.o: libevent)
 PK_BASE    := $(call pk_libs,jansson)
-PK_EVENT   := $(call pk_libs,libevent)
+PK_EVENT   := $(call pk_libs,libevent zlib)
 PK_ENGINE  :=
 PK_RECORDS := $(call pk_libs,jansson libcrypto)
 PK_NETNS   := $(call pk_libs,libmnl libnftables) $(PK_RECORDS)

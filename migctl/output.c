@@ -325,8 +325,12 @@ report_sockets(FILE *fp, json_t *r)
 	b = json_object_get(r, "bytes");
 	fprintf(fp, "  %-10s %10s  bytes\n", "queued",
 	    n_of(b, "queued", n[0], sizeof(n[0])));
-	fprintf(fp, "  %-10s %10s  bytes\n", "streamed",
+	fprintf(fp, "  %-10s %10s  bytes", "streamed",
 	    n_of(b, "streamed", n[0], sizeof(n[0])));
+	if (json_is_integer(json_object_get(b, "encoded")))
+		fprintf(fp, " on the channel, %s of JSON",
+		    n_of(b, "encoded", n[0], sizeof(n[0])));
+	fputc('\n', fp);
 	b = json_object_get(r, "lock");
 	if (json_is_object(b) && strcmp(json_string_value(json_object_get(b,
 	    "mode")) ? json_string_value(json_object_get(b, "mode")) : "",

@@ -42,6 +42,7 @@ struct migrd_conf {
 	uint32_t	handshake_timeout;	/* seconds */
 	uint32_t	heartbeat_ms;
 	uint32_t	dead_ms;
+	uint32_t	compress;		/* CONF_COMPRESS_* */
 	uint32_t	max_control_clients;
 	uint32_t	migrate_timeout;	/* seconds per phase */
 	uint32_t	commit_ms;		/* COMMIT unanswered: resend */
@@ -59,6 +60,10 @@ struct migrd_conf {
 /* lock: the choices' order in config_keys.c */
 #define CONF_LOCK_DROP		0
 #define CONF_LOCK_REPLAY	1
+
+/* compress: the choices' order in config_keys.c */
+#define CONF_COMPRESS_NONE	0
+#define CONF_COMPRESS_DEFLATE	1
 
 /* what workload-capabilities may give (migrd keeps them: caps.c) */
 #define CONF_WORKLOAD_CAPS	"cap_net_admin cap_net_raw cap_net_bind_service"

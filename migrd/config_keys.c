@@ -16,6 +16,7 @@
 #include "migrd-protocol.h"
 
 static const char *const lock_modes[] = { "drop", "replay", NULL };
+static const char *const compress_modes[] = { "none", "deflate", NULL };
 
 static int
 valid_addr(const char *s)
@@ -316,6 +317,9 @@ const struct conf_key conf_keys[] = {
 	{ "dead-time", &conf_uint, AT(dead_ms),
 	  .min = 100, .max = 3600000, .unit = CU_MS, .defu = 5000,
 	  .descr = "silence after which a peer is dead" },
+	{ "compress", &conf_enum, AT(compress), .choices = compress_modes,
+	  .defu = CONF_COMPRESS_DEFLATE,
+	  .descr = "compression of the peer channel: none or deflate" },
 	{ "migrate-timeout", &conf_uint, AT(migrate_timeout),
 	  .min = 1, .max = 3600, .unit = CU_SECONDS, .defu = 30,
 	  .descr = "longest wait of each phase of a migration" },

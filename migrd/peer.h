@@ -9,6 +9,7 @@
 #define MIGRD_PEER_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include <jansson.h>
 
@@ -19,6 +20,9 @@ int	 peer_is_up(const char *name);
 /* Queue one message to a peer whose session is up (payload stolen). */
 int	 peer_send(const char *name, int type, json_t *payload);
 size_t	 peer_output_len(const char *name);	/* bytes not yet sent */
+/* JSON bytes queued to the peer since its session came up (before
+ * compression; peer_output_len() counts after it) */
+uint64_t peer_tx_json(const char *name);
 void	 peer_drop(const char *name, const char *why);	/* fault tests */
 
 struct migrd_conf;

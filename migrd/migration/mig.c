@@ -491,7 +491,7 @@ report_json(const struct mig *m, const char *outcome)
 			json_object_set_new(ms, names[i],
 			    json_real((double)(long long)(m->ms[i] * 10) / 10));
 	r = json_pack("{s:s,s:s,s:s,s:s,s:s,s:{s:i,s:i,s:i,s:i,s:i,s:i,s:i,"
-	    "s:i},s:{s:I,s:I},s:o}",
+	    "s:i},s:{s:I,s:I,s:I},s:o}",
 	    "ns", m->ns, "from", migrd.conf.hostname, "to", m->peer,
 	    "mig", m->id, "outcome", outcome,
 	    "sockets", "total", m->kinds.total, "tcp_listen", m->kinds.listen,
@@ -499,7 +499,8 @@ report_json(const struct mig *m, const char *outcome)
 	    "tcp_closing", m->kinds.closing, "udp", m->kinds.udp,
 	    "other", m->kinds.other, "accepted", m->kinds.accepted,
 	    "reset", m->kinds.reset, "bytes", "queued", (json_int_t)m->queued,
-	    "streamed", (json_int_t)m->streamed, "ms", ms);
+	    "streamed", (json_int_t)m->streamed, "encoded",
+	    (json_int_t)m->encoded, "ms", ms);
 	if (r != NULL && m->reason[0] != '\0')
 		json_object_set_new(r, "reason", json_string(m->reason));
 	if (r != NULL)
@@ -848,7 +849,14 @@ mig_cancel_check(json_t *req, struct ctl_req *r, char *msg, size_t msglen)
 int
 mig_ctl_cancel(struct ctl_req *r, json_t **data, char *msg, size_t msglen)
 {
+	char ns[sizeof(r->mig->ns)];
+
 	(void)data;
+	snprintf(ns, sizeof(ns), "%s", r->mig->ns);
+	if (src_cancel_check(r->mig)) {
+		snprintf(msg, msglen, "%s: cancel done (during the check)", ns);
+		return RES_OK;
+	}
 	return ctl_event(r->mig, ME_CMD_CANCEL, "cancel", msg, msglen);
 }
 

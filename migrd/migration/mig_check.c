@@ -25,11 +25,14 @@
 #include "ns.h"
 #include "nsdump.h"
 #include "peer.h"
+#include "srccheck.h"
 
 struct check {
 	TAILQ_ENTRY(check)	 entry;
 	char			 id[MIG_ID_MAX];
-	char			 peer[CONF_NAME_MAX];
+	char			 ns[NSARG_NAME_MAX + 1];
+	char			 peer[CONF_NAME_MAX];	/* "": none asked */
+	struct srccheck		*sc;		/* this side's, running */
 	uint64_t		 ctl;
 	struct event		*timer;
 	json_t			*data;		/* what this side found */
@@ -43,7 +46,9 @@ static void
 check_free(struct check *c)
 {
 	TAILQ_REMOVE(&checks, c, entry);
-	event_free(c->timer);
+	srccheck_cancel(c->sc);
+	if (c->timer != NULL)
+		event_free(c->timer);
 	json_decref(c->data);
 	free(c);
 }
@@ -89,8 +94,10 @@ check_rx(const char *peer, json_t *msg)
 		log_warnx("peer %s: malformed mig-checked", peer);
 		return;
 	}
+	/* a check still looking here has asked nobody yet */
 	TAILQ_FOREACH(c, &checks, entry)
-		if (strcmp(c->id, id) == 0 && strcmp(c->peer, peer) == 0)
+		if (c->sc == NULL && strcmp(c->id, id) == 0 &&
+		    strcmp(c->peer, peer) == 0)
 			break;
 	if (c == NULL) {
 		log_debug("peer %s: mig-checked %s: not ours", peer, id);
@@ -125,30 +132,31 @@ mig_check_check(json_t *req, struct ctl_req *r, char *msg, size_t msglen)
 	return RES_OK;
 }
 
-int
-mig_ctl_check(struct ctl_req *r, json_t **data, char *msg, size_t msglen)
+/* This side's verdict (srccheck.h), then HOST's if one was named. */
+static void
+checked(void *arg, int nsocks, const char *why, json_t *reasons)
 {
-	const char *ns = r->ns, *host = r->host;
-	char why[2048], orph[512], cg[PATH_MAX], err[256];
+	struct check *c = arg;
 	struct timeval tv = { migrd.conf.migrate_timeout, 0 };
-	struct timespec now;
-	json_t *d, *records, *argv, *reasons;
-	struct check *c;
-	int refused, norph, nsocks;
+	const char *ns = c->ns, *host = c->peer[0] != '\0' ? c->peer : NULL;
+	char orph[512], err[256], all[2048];
+	json_t *d, *records, *argv;
+	int refused = nsocks < 0, norph;
 
-	ns_cgroup_path(ns, cg, sizeof(cg));
-	if ((reasons = json_array()) == NULL) {
-		snprintf(msg, msglen, "out of memory");
-		return RES_SYSTEM;
+	c->sc = NULL;
+	snprintf(all, sizeof(all), "%s", why);
+	reasons = json_copy(reasons);
+	if (reasons == NULL) {
+		control_finish(c->ctl, RES_SYSTEM, "out of memory", NULL);
+		check_free(c);
+		return;
 	}
-	refused = (nsocks = migsrc_check(ns, cg, why, sizeof(why),
-	    reasons)) < 0;
 	if ((norph = migsrc_orphans(ns, orph, sizeof(orph))) < 0) {
 		/* not knowing is no "none" */
 		snprintf(err, sizeof(err), "cannot list the closed "
 		    "connections: %.200s", orph);
 		json_array_append_new(reasons, json_string(err));
-		snprintf(why + strlen(why), sizeof(why) - strlen(why), "%s%s",
+		snprintf(all + strlen(all), sizeof(all) - strlen(all), "%s%s",
 		    refused ? "; " : "", err);
 		refused = 1;
 	}
@@ -156,52 +164,44 @@ mig_ctl_check(struct ctl_req *r, json_t **data, char *msg, size_t msglen)
 	    "orphans", norph > 0 ? norph : 0, "orphans_busy", norph > 0 ?
 	    orph : "");
 	if (d == NULL) {
-		snprintf(msg, msglen, "out of memory");
-		return RES_SYSTEM;
+		control_finish(c->ctl, RES_SYSTEM, "out of memory", NULL);
+		check_free(c);
+		return;
 	}
-	if (host == NULL || !peer_is_up(host)) {
-		if (host != NULL)
-			json_object_set_new(d, "host", json_pack("{s:s,s:b,"
-			    "s:s}", "name", host, "ok", 0, "reason",
-			    "no session (see migctl peers)"));
-		*data = d;
-		if (refused) {
-			snprintf(msg, msglen, "%s cannot move: %.300s", ns, why);
-			return RES_REFUSED;
-		}
-		if (host != NULL) {
-			snprintf(msg, msglen, "no session with %s", host);
-			return RES_PEER_DOWN;
-		}
-		snprintf(msg, msglen, "%s can move%s", ns, norph > 0 ?
-		    " (once its closed connections have delivered their last "
-		    "bytes)" : "");
-		return RES_OK;
-	}
-	/* ask host, with what a PREPARE would carry */
-	if ((records = json_array()) == NULL ||
-	    nsdump_emit(ns, append_record, records, err, sizeof(err)) < 0 ||
-	    (c = calloc(1, sizeof(*c))) == NULL) {
-		json_decref(records);
-		json_decref(d);
-		snprintf(msg, msglen, "cannot read the network of %s", ns);
-		return RES_SYSTEM;
-	}
-	clock_gettime(CLOCK_REALTIME, &now);
-	snprintf(c->id, sizeof(c->id), "check-%s-%s-%lld%03ld",
-	    migrd.conf.hostname, ns, (long long)now.tv_sec,
-	    now.tv_nsec / 1000000);
-	snprintf(c->peer, sizeof(c->peer), "%s", host);
-	c->ctl = control_current();
 	c->data = d;
 	c->code = refused ? RES_REFUSED : RES_OK;
 	if (refused)
 		snprintf(c->msg, sizeof(c->msg), "%s cannot move: %.400s", ns,
-		    why);
+		    all);
 	else
 		snprintf(c->msg, sizeof(c->msg), "%s can move%s", ns,
 		    norph > 0 ? " (once its closed connections have "
 		    "delivered their last bytes)" : "");
+	if (host == NULL || !peer_is_up(host)) {
+		if (host != NULL) {
+			json_object_set_new(d, "host", json_pack("{s:s,s:b,"
+			    "s:s}", "name", host, "ok", 0, "reason",
+			    "no session (see migctl peers)"));
+			if (!refused) {
+				c->code = RES_PEER_DOWN;
+				snprintf(c->msg, sizeof(c->msg), "no session "
+				    "with %s", host);
+			}
+		}
+		control_finish(c->ctl, c->code, c->msg, d);
+		check_free(c);
+		return;
+	}
+	/* ask host, with what a PREPARE would carry */
+	if ((records = json_array()) == NULL ||
+	    nsdump_emit(ns, append_record, records, err, sizeof(err)) < 0) {
+		json_decref(records);
+		snprintf(c->msg, sizeof(c->msg), "cannot read the network of "
+		    "%s", ns);
+		control_finish(c->ctl, RES_SYSTEM, c->msg, NULL);
+		check_free(c);
+		return;
+	}
 	argv = ns_workload_argv(ns);
 	if ((c->timer = evtimer_new(migrd.base, check_timeout, c)) == NULL ||
 	    evtimer_add(c->timer, &tv) == -1 ||
@@ -210,12 +210,38 @@ mig_ctl_check(struct ctl_req *r, json_t **data, char *msg, size_t msglen)
 	    "namespace", ns_describe(ns), "records", records, "sockets",
 	    nsocks > 0 ? nsocks : 0, "workload",
 	    argv ? json_pack("{s:o}", "argv", argv) : NULL)) == -1) {
-		if (c->timer != NULL)
-			event_free(c->timer);
-		json_decref(d);
+		snprintf(c->msg, sizeof(c->msg), "cannot ask %s", host);
+		control_finish(c->ctl, RES_PEER_DOWN, c->msg, NULL);
+		check_free(c);
+	}
+}
+
+/* The check of this side runs away from the loop; checked() goes on. */
+int
+mig_ctl_check(struct ctl_req *r, json_t **data, char *msg, size_t msglen)
+{
+	char cg[PATH_MAX], why[256];
+	struct timespec now;
+	struct check *c;
+
+	(void)data;
+	if ((c = calloc(1, sizeof(*c))) == NULL) {
+		snprintf(msg, msglen, "out of memory");
+		return RES_SYSTEM;
+	}
+	clock_gettime(CLOCK_REALTIME, &now);
+	snprintf(c->id, sizeof(c->id), "check-%s-%s-%lld%03ld",
+	    migrd.conf.hostname, r->ns, (long long)now.tv_sec,
+	    now.tv_nsec / 1000000);
+	snprintf(c->ns, sizeof(c->ns), "%s", r->ns);
+	snprintf(c->peer, sizeof(c->peer), "%s", r->host ? r->host : "");
+	c->ctl = control_current();
+	ns_cgroup_path(r->ns, cg, sizeof(cg));
+	if ((c->sc = srccheck_start(r->ns, cg, checked, c, why,
+	    sizeof(why))) == NULL) {
 		free(c);
-		snprintf(msg, msglen, "cannot ask %s", host);
-		return RES_PEER_DOWN;
+		snprintf(msg, msglen, "cannot check %s: %s", r->ns, why);
+		return RES_SYSTEM;
 	}
 	TAILQ_INSERT_TAIL(&checks, c, entry);
 	return CTL_DEFERRED;

@@ -34,6 +34,7 @@ enum mig_phase {
 };
 
 struct outrec;
+struct srccheck;
 
 /* The socket records a destination takes in, in order: each whole in
  * MIG_RECORD, or announced there and completed by MIG_CHUNKs. */
@@ -60,6 +61,7 @@ struct mig {
 	enum mig_state		 state;
 	int			 commit_held;	/* fault dst-commit-hold */
 	struct event		*pause;		/* a "-pause" fault's timer */
+	struct srccheck		*check;		/* the source's check runs */
 	void			(*pause_fn)(struct mig *);
 	int			 paused;	/* that fault was taken */
 	uint64_t		 sock_budget;	/* destination: most records */
@@ -96,6 +98,7 @@ struct mig {
 	struct mig_kinds	 kinds;
 	uint64_t		 queued;	/* bytes in socket queues */
 	uint64_t		 streamed;	/* bytes of records sent */
+	uint64_t		 encoded;	/* the same, as JSON */
 	/* the replaying lock (mig_replay.c): what reached the locked
 	 * namespace (source), or what its peer sent of it (destination) */
 	int			 rq_on;		/* source: it replays */
@@ -167,6 +170,8 @@ int	src_answer(int type, json_t *msg, struct src_answer *a);
 void	src_action(struct mig *, unsigned action);
 void	src_rx(struct mig *, int type, json_t *msg);
 void	src_cleanup(struct mig *);
+/* "cancel" while the source's check runs: 1 (m is gone), else 0 */
+int	src_cancel_check(struct mig *);
 /* mig_replay.c: the replaying lock of one migration */
 /* Source, before the lock is taken: bind the queue's reader (or let
  * the lock drop, saying why). */

@@ -8,6 +8,7 @@
  * sockets still in repair and deletes the namespace; anything before
  * COMMIT rolls back.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,7 @@
 #include "nslock.h"
 #include "peer.h"
 #include "sk_json.h"
+#include "srccheck.h"
 
 #define STEP_BUDGET_MS	20	/* of dumping, before the loop runs again */
 #define GATE_POLL_MS	10
@@ -75,56 +77,101 @@ mig_migrate_check(json_t *req, struct ctl_req *r, char *msg, size_t msglen)
 	return RES_OK;
 }
 
+/* The migration ends before it began: answer migctl, forget it. */
+static void
+refuse_early(struct mig *m, int code, const char *fmt, ...)
+{
+	char text[700];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	control_finish(m->ctl, code, text, NULL);
+	mig_free(m);
+}
+
+/* The check's verdict (srccheck.h): refuse, or pre-copy and start. */
+static void
+checked(void *arg, int nsocks, const char *why, json_t *reasons)
+{
+	struct mig *m = arg;
+	struct timeval zero = { 0, 0 };
+	char err[512];
+	json_t *records;
+
+	(void)reasons;
+	m->check = NULL;
+	if (nsocks < 0) {
+		history_add("migrate", "%s -> %s refused: %s", m->ns, m->peer,
+		    why);
+		refuse_early(m, RES_REFUSED, "%s cannot move, nothing "
+		    "changed: %s", m->ns, why);
+		return;
+	}
+	/* pre-copy: the namespace's links, addresses and routes */
+	if ((records = json_array()) == NULL ||
+	    nsdump_emit(m->ns, append_record, records, err,
+	    sizeof(err)) < 0) {
+		json_decref(records);
+		refuse_early(m, RES_SYSTEM, "cannot read the network of %s: "
+		    "%s", m->ns, err);
+		return;
+	}
+	m->checked_socks = nsocks;
+	m->records = records;
+	m->desc = ns_describe(m->ns);
+	m->argv = ns_workload_argv(m->ns);
+	if ((m->work = evtimer_new(migrd.base, work_cb, m)) == NULL ||
+	    evtimer_add(m->work, &zero) == -1) {
+		refuse_early(m, RES_SYSTEM, "cannot schedule the migration");
+		return;
+	}
+	mig_progress(m, "check", "every socket of %s can move; %zu network "
+	    "records", m->ns, json_array_size(records));
+}
+
+int
+src_cancel_check(struct mig *m)
+{
+	if (m->role != MIG_SOURCE || m->check == NULL)
+		return 0;
+	history_add("migrate", "%s -> %s refused: cancel by the operator "
+	    "during the check", m->ns, m->peer);
+	refuse_early(m, RES_REFUSED, "%s stays here, nothing changed: cancel "
+	    "by the operator during the check", m->ns);
+	return 1;
+}
+
+/*
+ * The migration exists from here (a second "migrate" of the namespace
+ * is busy), in state running, while its check runs away from the loop;
+ * checked() goes on.
+ */
 int
 mig_ctl_migrate(struct ctl_req *r, json_t **data, char *msg, size_t msglen)
 {
 	const char *ns = r->ns, *host = r->host;
-	char why[512], cg[PATH_MAX + 32], id[MIG_ID_MAX];
-	json_t *records;
-	struct mig *m;
-	struct timeval zero = { 0, 0 };
+	char why[256], cg[PATH_MAX + 32], id[MIG_ID_MAX];
 	struct timespec now;
-	int nsocks;
+	struct mig *m;
 
 	(void)data;
-	ns_cgroup_path(ns, cg, sizeof(cg));
-	if ((nsocks = migsrc_check(ns, cg, why, sizeof(why), NULL)) < 0) {
-		snprintf(msg, msglen, "%s cannot move, nothing changed: %s",
-		    ns, why);
-		history_add("migrate", "%s -> %s refused: %s", ns, host, why);
-		return RES_REFUSED;
-	}
-	/* pre-copy: the namespace's links, addresses and routes */
-	if ((records = json_array()) == NULL ||
-	    nsdump_emit(ns, append_record, records, why, sizeof(why)) < 0) {
-		json_decref(records);
-		snprintf(msg, msglen, "cannot read the network of %s: %s", ns,
-		    why);
-		return RES_SYSTEM;
-	}
 	clock_gettime(CLOCK_REALTIME, &now);
 	snprintf(id, sizeof(id), "%s-%s-%lld%03ld", migrd.conf.hostname, ns,
 	    (long long)now.tv_sec, now.tv_nsec / 1000000);
 	if ((m = mig_new(MIG_SOURCE, id, ns, host)) == NULL) {
-		json_decref(records);
 		snprintf(msg, msglen, "out of memory");
 		return RES_SYSTEM;
 	}
 	m->ctl = control_current();
-	m->checked_socks = nsocks;
-	m->records = records;
-	m->desc = ns_describe(ns);
-	m->argv = ns_workload_argv(ns);
-	/* the first event runs from the loop, once migctl's connection
-	 * waits for the deferred answer */
-	if ((m->work = evtimer_new(migrd.base, work_cb, m)) == NULL ||
-	    evtimer_add(m->work, &zero) == -1) {
-		snprintf(msg, msglen, "cannot schedule the migration");
+	ns_cgroup_path(ns, cg, sizeof(cg));
+	if ((m->check = srccheck_start(ns, cg, checked, m, why,
+	    sizeof(why))) == NULL) {
 		mig_free(m);
+		snprintf(msg, msglen, "cannot check %s: %s", ns, why);
 		return RES_SYSTEM;
 	}
-	mig_progress(m, "check", "every socket of %s can move; %zu network "
-	    "records", ns, json_array_size(records));
 	return CTL_DEFERRED;
 }
 
@@ -200,12 +247,14 @@ outq_pump(struct mig *m)
 {
 	struct outrec *o;
 	size_t before;
+	uint64_t json0;
 	int rc;
 
 	while ((o = TAILQ_FIRST(&m->outq)) != NULL) {
 		if (peer_output_len(m->peer) > migrd.conf.max_queue / 2)
 			return 0;
 		before = peer_output_len(m->peer);
+		json0 = peer_tx_json(m->peer);
 		if (o->rec != NULL) {
 			rc = mig_send(m, MSG_MIG_RECORD, json_pack("{s:I,s:O}",
 			    "seq", (json_int_t)o->seq, "record", o->rec));
@@ -216,6 +265,7 @@ outq_pump(struct mig *m)
 		if (rc < 0)
 			return -1;
 		m->streamed += peer_output_len(m->peer) - before;
+		m->encoded += peer_tx_json(m->peer) - json0;
 	}
 	return 1;
 }
@@ -252,8 +302,8 @@ dump_done(struct mig *m)
 		return;
 	}
 	mig_progress(m, "dump", "%llu sockets dumped and streamed, %llu "
-	    "bytes of records", (unsigned long long)m->seq,
-	    (unsigned long long)m->streamed);
+	    "bytes of records (%llu of JSON)", (unsigned long long)m->seq,
+	    (unsigned long long)m->streamed, (unsigned long long)m->encoded);
 	if (mig_fault("channel-drop"))
 		peer_drop(m->peer, "fault injected: channel-drop");
 }
@@ -767,6 +817,8 @@ src_rx(struct mig *m, int type, json_t *msg)
 void
 src_cleanup(struct mig *m)
 {
+	srccheck_cancel(m->check);
+	m->check = NULL;
 	src_outq_free(m);
 	/* neither committed nor rolled back (migrd stops in doubt): the
 	 * sockets stay in repair for the next migrd */

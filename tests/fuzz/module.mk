@@ -7,7 +7,9 @@
 #   $(BUILD)/tests/fuzz/fuzz_NAME    a target, from tests/fuzz/fuzz_NAME.c:
 #                                    sk_json (the socket records), config
 #                                    (migrd.conf), peer (what a peer
-#                                    sends), control (what migctl sends)
+#                                    sends), control (what migctl sends),
+#                                    frame_z (the channel's compressed
+#                                    frames)
 #   $(BUILD)/tests/unit/fuzz_NAME    a short bounded run of it that prints
 #                                    TAP (tests/fuzz/smoke.sh), picked up
 #                                    by tests/run --unit

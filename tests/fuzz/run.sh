@@ -10,12 +10,16 @@
 #                                      sooner), -fork=2 (two processes)
 #   tests/fuzz/run.sh NAME --seeds     run each seed once, and stop
 #
-# NAME: sk_json, config, peer or control (tests/fuzz/module.mk).  New
+# NAME: sk_json, config, peer, control or frame_z (tests/fuzz/module.mk).  New
 # inputs go to $FUZZ_WORK (default $BUILD/tests/fuzz/work/NAME), crashes
 # and leaks to $FUZZ_ARTIFACTS (default $BUILD/tests/fuzz/crashes/NAME/,
 # a prefix: keep the slash), each as the input that reproduces it:
 #   $BUILD/tests/fuzz/fuzz_NAME FILE
 # libFuzzer prints its statistics last (stat::number_of_executed_units).
+# sk_json also reads the large seeds (queues of megabytes, made once by
+# large-seeds.py); FUZZ_LARGE=0 leaves them out, so inputs start small
+# and grow up to -max_len under libFuzzer's length control: about 40
+# times as many executions a second (docs/testing.md).
 # Runs under nice: the machine has other work.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -52,6 +56,10 @@ peer)
 	# messages of at most max-message (64 KiB by default) each, but
 	# records and chunks up to a frame (1 MiB): a few of them
 	max_len=$((2 * 1024 * 1024)) timeout=30 rss=2048 ;;
+frame_z)
+	# compressed frames: a bomb of a MiB fits in a few hundred bytes,
+	# and a frame that inflates to 64 KiB in less than 64 KiB
+	max_len=65536 timeout=10 rss=1024 ;;
 control)
 	# a request of at most max-message, or a migctl command line
 	max_len=$((128 * 1024)) timeout=10 rss=1024 ;;
@@ -62,7 +70,7 @@ opts=(-max_len="$max_len" -timeout="$timeout" -rss_limit_mb="$rss"
     -print_final_stats=1)
 [ -f "$top/tests/fuzz/$name.dict" ] && opts+=(-dict="$top/tests/fuzz/$name.dict")
 dirs=("$seeds")
-if [ "$name" = sk_json ]; then
+if [ "$name" = sk_json ] && [ "${FUZZ_LARGE:-1}" != 0 ]; then
 	# sockets with queues of megabytes, too large for git: made once
 	large=$top/$BUILD/tests/fuzz/large-seeds
 	if [ ! -f "$large/large-inline.json" ]; then

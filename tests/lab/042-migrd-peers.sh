@@ -45,6 +45,11 @@ sleep 1.5
 hb=$(mc host2 -j peers | jq -r '.data.peers[0].heartbeats_rx')
 [ "$hb" -ge 2 ] 2>/dev/null && pass "heartbeats flow ($hb received)" || fail "heartbeats flow ($hb)"
 is "$(mc host1 -j status | jq -r .data.peers_up)" 1 "status counts 1 peer up"
+# both announce deflate (compress, the default): one stream each way
+is "$(mc host1 -j peers | jq -r '.data.peers[0].compress.method')" deflate "host1's session is compressed"
+is "$(mc host2 -j peers | jq -r '.data.peers[0].compress.method')" deflate "and host2's"
+is "$(mc host2 -j peers | jq -c '.data.peers[0].compress | [.json_in > 0, .wire_in > 0]')" "[true,true]" \
+	"the heartbeats came through the stream"
 
 # a frozen peer is dead after dead-time (4 s)
 gx host2 'kill -STOP $(cat /run/migrd/test.pid)'
@@ -59,10 +64,18 @@ gx host2 'kill -CONT $(cat /run/migrd/test.pid)'
 check "the session comes back after host2 resumes" wait_peer host1 host2 up
 like "$(mc host1 -j peers | jq -r '.data.peers[0].sessions')" "^[2-9]" "it is a new session"
 
-# a restarted peer
+# a restarted peer, now without compression: the session falls back to
+# plain JSON on both sides
 migrd_stop host2
 check "host1 notices host2 stopped" wait_peer host1 host2 !up
-check "migrd restarts on host2" migrd_start host2
+migrd_conf host2 host1 -- "compress none"
+check "migrd restarts on host2 (compress none)" migrd_start host2
 check "host1 reconnects to the restarted host2" wait_peer host1 host2 up
+is "$(mc host1 -j peers | jq -r '.data.peers[0].compress')" none "host1 does not compress for a peer that does not announce it"
+is "$(mc host2 -j peers | jq -r '.data.peers[0].compress')" none "nor does host2"
+hb=$(mc host2 -j peers | jq -r '.data.peers[0].heartbeats_rx')
+sleep 1.5
+hb2=$(mc host2 -j peers | jq -r '.data.peers[0].heartbeats_rx')
+[ "$hb2" -gt "$hb" ] 2>/dev/null && pass "heartbeats flow in plain JSON ($hb, then $hb2)" || fail "heartbeats in plain JSON: $hb, then $hb2"
 like "$(mc host1 history)" "peer +host2 up" "history records the peer events"
 done_testing

@@ -87,6 +87,53 @@ is "$(sed -n 's/^rc=//p' <<<"$out")" 16 "the move is rolled back (16)"
 like "$out" "did not freeze within 5000 ms" "saying the tasks did not freeze"
 is "$(migrd_log host2 | grep -c 'nothing received')" "$dead0" "host2 never found host1 silent meanwhile"
 untouched "freeze-slow"
+
+# --- a check that takes long (src-check-slow: 15 s more): it runs in a
+# process of its own, so migrd answers migctl and keeps its peer session
+# meanwhile (a check of a few hundred sockets in its loop once left host2
+# without a heartbeat for 4.4 s: "nothing received"), a second migrate of
+# svc is busy, and cancel ends it with nothing changed
+check "host1's checks will be slow" restart host1 src-check-slow
+dead0=$(migrd_log host2 | grep -c 'nothing received')
+gx host1 "rm -f /tmp/slow.out; setsid sh -c '$MIGCTL migrate $NS host2 >/tmp/slow.out 2>&1; echo rc=\$? >>/tmp/slow.out' </dev/null >/dev/null 2>&1 &"
+sleep 1
+t0=$(date +%s%N)
+st=$(gx host1 "$MIGCTL -j status | jq -r '.data.migrations[0].state // empty'")
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+is "$st" running "while the check runs, migctl status answers (in $ms ms) and shows the migration"
+check "at once, not after the check" test "$ms" -lt 2500
+is "$(mc host1 "migrate $NS host2 >/dev/null 2>&1; echo \$?")" 18 "a second migrate of svc meanwhile is busy (18)"
+sleep 5
+is "$(gx host1 "grep -c ^rc= /tmp/slow.out")" 0 "the check still runs 6 s on"
+is "$(migrd_log host2 | grep -c 'nothing received')" "$dead0" "host2 never found host1 silent during it"
+is "$(mc host1 "cancel $NS >/dev/null; echo \$?")" 0 "migctl cancel during the check exits 0"
+check "migctl migrate ends" gx -t 30 host1 \
+	"for i in \$(seq 100); do grep -q '^rc=' /tmp/slow.out && exit 0; sleep 0.1; done; exit 1"
+out=$(gx host1 "cat /tmp/slow.out")
+diag "$out"
+is "$(sed -n 's/^rc=//p' <<<"$out")" 15 "the move is refused, nothing changed (15)"
+like "$out" "cancel by the operator during the check" "saying so"
+untouched "check-slow, cancelled"
+# migctl check: its answer waits for the slow check, migctl status not
+gx host1 "rm -f /tmp/chk.out; setsid sh -c '$MIGCTL check $NS host2 >/tmp/chk.out 2>&1; echo rc=\$? >>/tmp/chk.out' </dev/null >/dev/null 2>&1 &"
+sleep 1
+t0=$(date +%s%N)
+gx host1 "$MIGCTL status >/dev/null"
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+check "migctl status answers during migctl check's slow check (in $ms ms)" test "$ms" -lt 2500
+check "migctl check ends" gx -t 30 host1 \
+	"for i in \$(seq 200); do grep -q '^rc=' /tmp/chk.out && exit 0; sleep 0.1; done; exit 1"
+out=$(gx host1 "cat /tmp/chk.out")
+diag "$out"
+is "$(sed -n 's/^rc=//p' <<<"$out")" 0 "migctl check exits 0 after it"
+like "$out" "host2 can take it" "with host2's word"
+# a check whose process dies: refused, and why
+check "host1's checks will die" restart host1 src-check-die
+out=$(gx host1 "$MIGCTL migrate $NS host2 2>&1; echo rc=\$?")
+diag "$out"
+is "$(sed -n 's/^rc=//p' <<<"$out")" 15 "src-check-die: refused (15)"
+like "$out" "ended before it answered" "saying the check did not answer"
+untouched "check-die"
 check "host1 restarted without faults" restart host1
 
 # --- host1 dies while new connections are held back, before its freeze:

@@ -26,6 +26,14 @@ if [ "${n:-0}" -ge "$MIN_SOCKETS" ]; then pass "$n sockets moved (at least $MIN_
 is "$(rep .sockets.tcp_listen)" 4 "the 4 listeners moved"
 q=$(rep .bytes.queued)
 diag "queued bytes moved: $q; phases: $(jq -c .ms <<<"$MREP")"
+# the channel is compressed: records repeat each other's text; what the
+# queues held (random bytes, base64 in the JSON) shrinks back to about
+# its own size, the rest of a record to well under 400 bytes
+st=$(rep .bytes.streamed) en=$(rep .bytes.encoded)
+per=$(( (${st:-0} - ${q:-0}) / ${n:-1} ))
+diag "records: $en bytes of JSON, $st on the channel: $per bytes a socket beside the $q queued"
+if [ "${st:-0}" -gt 0 ] && [ "${en:-0}" -gt "${st:-0}" ]; then pass "records were compressed ($en bytes of JSON, $st on the channel)"; else fail "records not compressed: $en bytes of JSON, $st on the channel"; fi
+if [ "$per" -le 400 ]; then pass "at most 400 bytes a socket on the channel beside its queued data ($per)"; else fail "$per bytes a socket on the channel beside its queued data, more than 400"; fi
 like "$(rep .ms.downtime)" '^[0-9.]+$' "the report has the downtime"
 is "$(svc_where)" host2 "svc runs on host2 only"
 is "$(gx host1 "$MIGCTL -j ns list | jq -r '.data.namespaces[].name'; ls /run/netns; ls -d $CG 2>/dev/null")" "" \

@@ -147,6 +147,13 @@ test_defaults(void **state)
 	assert_string_equal(c.workload_user, "nobody");
 	assert_string_equal(c.workload_group, "");
 	assert_int_equal(c.workload_caps, 0);
+	/* the channel compressed unless said otherwise */
+	assert_int_equal(c.compress, CONF_COMPRESS_DEFLATE);
+	assert_int_equal(parse_text("hostname a\ncompress none\n", &c), 0);
+	assert_int_equal(c.compress, CONF_COMPRESS_NONE);
+	assert_int_equal(parse_text("hostname a\ncompress gzip\n", &c), 1);
+	assert_true(logged("t.conf:2: compress: 'gzip' is not one of none, "
+	    "deflate"));
 }
 
 static void

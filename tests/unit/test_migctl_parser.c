@@ -787,7 +787,7 @@ static const char report_moved[] =
     "\"mig\":\"host1-svc-1764758400123\",\"outcome\":\"moved\","
     "\"sockets\":{\"total\":21,\"tcp_listen\":1,\"tcp_established\":18,"
     "\"tcp_closing\":1,\"udp\":1,\"accepted\":0},"
-    "\"bytes\":{\"queued\":12345,\"streamed\":67890},"
+    "\"bytes\":{\"queued\":12345,\"streamed\":6789,\"encoded\":67890},"
     "\"ms\":{\"precopy\":10.1,\"freeze\":3.2,\"dump\":20.5,"
     "\"transfer\":25.0,\"restore\":18.7,\"commit\":30.2,"
     "\"downtime\":95.4,\"total\":140.9}}";
@@ -807,7 +807,7 @@ test_report(void **state)
 	    "  sockets            21  (1 listening, 18 established, "
 	    "1 half-closed, 1 udp; 0 taken from accept queues)\n"
 	    "  queued          12345  bytes\n"
-	    "  streamed        67890  bytes\n"
+	    "  streamed         6789  bytes on the channel, 67890 of JSON\n"
 	    "  phase              ms\n"
 	    "  pre-copy         10.1\n"
 	    "  freeze            3.2\n"
@@ -1053,7 +1053,8 @@ test_json_compact(void **state)
 	    "detached\"}}\n{\"progress\":{\"at_ms\":40,\"phase\":\"freeze\","
 	    "\"text\":\"two\\nlines\"}}\n"));
 	assert_non_null(strstr(text, "\n{\"code\":0,\"data\":{\"bytes\":"
-	    "{\"queued\":12345,\"streamed\":67890},\"from\":\"host1\","
+	    "{\"encoded\":67890,\"queued\":12345,\"streamed\":6789},"
+	    "\"from\":\"host1\","
 	    "\"mig\":\"host1-svc-1764758400123\",\"ms\":{\"commit\":30.2,"
 	    "\"downtime\":95.4,\"dump\":20.5,\"freeze\":3.2,\"precopy\":10.1,"
 	    "\"restore\":18.7,\"total\":140.9,\"transfer\":25.0},"

@@ -1,0 +1,228 @@
+/* SPDX-License-Identifier: ISC */
+/*
+ * Compressed frames: one raw deflate stream each way (frame_z.h).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#define ZLIB_CONST
+#include <zlib.h>
+
+#include <event2/buffer.h>
+
+#include "frame_z.h"
+#include "log.h"
+#include "migrd-protocol.h"
+
+struct frame_z {
+	z_stream		def;	/* what we send */
+	z_stream		inf;	/* what we receive */
+	int			def_broken;	/* a failure left the */
+	int			inf_broken;	/* stream mid-way */
+	struct frame_z_stats	st;
+};
+
+struct frame_z *
+frame_z_new(int level)
+{
+	struct frame_z *z;
+
+	if (level < 1 || level > 9) {
+		log_warnx("%s: level %d is not 1 to 9", __func__, level);
+		return NULL;
+	}
+	if ((z = calloc(1, sizeof(*z))) == NULL) {
+		log_warn("%s: calloc", __func__);
+		return NULL;
+	}
+	/* raw deflate (negative window bits): no zlib header, no checksum;
+	 * TLS already protects the bytes */
+	if (deflateInit2(&z->def, level, Z_DEFLATED, -15, 8,
+	    Z_DEFAULT_STRATEGY) != Z_OK) {
+		log_warnx("%s: deflateInit2: %s", __func__,
+		    z->def.msg != NULL ? z->def.msg : "failed");
+		free(z);
+		return NULL;
+	}
+	if (inflateInit2(&z->inf, -15) != Z_OK) {
+		log_warnx("%s: inflateInit2: %s", __func__,
+		    z->inf.msg != NULL ? z->inf.msg : "failed");
+		deflateEnd(&z->def);
+		free(z);
+		return NULL;
+	}
+	return z;
+}
+
+void
+frame_z_free(struct frame_z *z)
+{
+	if (z == NULL)
+		return;
+	deflateEnd(&z->def);
+	inflateEnd(&z->inf);
+	free(z);
+}
+
+const struct frame_z_stats *
+frame_z_stats(const struct frame_z *z)
+{
+	return &z->st;
+}
+
+size_t
+frame_z_bound(size_t max)
+{
+	/* deflate's stored blocks add 5 bytes per 16 KiB at worst, and the
+	 * flush at most 10 more */
+	return max + max / 64 + 64;
+}
+
+int
+frame_push_z(struct evbuffer *out, struct frame_z *z, uint16_t type,
+    const json_t *payload, size_t max)
+{
+	uint8_t *buf;
+	char *s;
+	size_t n, bound, clen;
+	int rc;
+
+	if (z->def_broken) {
+		log_warnx("%s: the stream failed earlier", __func__);
+		return -1;
+	}
+	if (frame_serialise(type, payload, max, &s, &n) == -1)
+		return -1;
+	bound = frame_z_bound(n);
+	if ((buf = malloc(MIGR_FRAME_HDR_LEN + bound)) == NULL) {
+		log_warn("%s: malloc", __func__);
+		free(s);
+		return -1;
+	}
+	z->def.next_in = (const Bytef *)s;
+	z->def.avail_in = (uInt)n;
+	z->def.next_out = buf + MIGR_FRAME_HDR_LEN;
+	z->def.avail_out = (uInt)bound;
+	rc = deflate(&z->def, Z_SYNC_FLUSH);
+	free(s);
+	/* all taken, and room left over: nothing of it is still inside */
+	if (rc != Z_OK || z->def.avail_in != 0 || z->def.avail_out == 0) {
+		log_warnx("%s: deflate of %zu bytes failed (%d)", __func__, n,
+		    rc);
+		z->def_broken = 1;
+		free(buf);
+		return -1;
+	}
+	clen = bound - z->def.avail_out;
+	frame_hdr_pack(buf, type, (uint32_t)clen);
+	rc = evbuffer_add(out, buf, MIGR_FRAME_HDR_LEN + clen);
+	free(buf);
+	if (rc == -1) {
+		/* the stream moved on without these bytes */
+		log_warnx("%s: evbuffer_add failed", __func__);
+		z->def_broken = 1;
+		return -1;
+	}
+	z->st.json_out += n;
+	z->st.wire_out += MIGR_FRAME_HDR_LEN + clen;
+	return 0;
+}
+
+/* Inflate len bytes at p into a malloc'ed *text of at most max bytes. */
+static int
+inflate_frame(struct frame_z *z, const uint8_t *p, size_t len, size_t max,
+    char **text, size_t *n)
+{
+	size_t cap, used = 0;
+	char *buf, *nb;
+	int rc;
+
+	*text = NULL;
+	/* room for one byte past max, to see that it went past */
+	cap = len < (max + 1) / 4 ? 4 * len + 1024 : max + 1;
+	if (cap > max + 1)
+		cap = max + 1;
+	if ((buf = malloc(cap)) == NULL) {
+		log_warn("%s: malloc", __func__);
+		return FRAME_IO;
+	}
+	z->inf.next_in = p;
+	z->inf.avail_in = (uInt)len;
+	for (;;) {
+		z->inf.next_out = (Bytef *)buf + used;
+		z->inf.avail_out = (uInt)(cap - used);
+		rc = inflate(&z->inf, Z_SYNC_FLUSH);
+		used = cap - z->inf.avail_out;
+		if (used > max) {
+			free(buf);
+			return FRAME_TOO_BIG;
+		}
+		/* a peer never ends its stream; anything else is corrupt */
+		if (rc != Z_OK && rc != Z_BUF_ERROR) {
+			free(buf);
+			return FRAME_BAD_PAYLOAD;
+		}
+		if (z->inf.avail_out > 0) {
+			if (z->inf.avail_in == 0)
+				break;
+			/* input left and room left: inflate is stuck */
+			free(buf);
+			return FRAME_BAD_PAYLOAD;
+		}
+		cap = cap > (max + 1) / 2 ? max + 1 : 2 * cap;
+		if ((nb = realloc(buf, cap)) == NULL) {
+			log_warn("%s: realloc", __func__);
+			free(buf);
+			return FRAME_IO;
+		}
+		buf = nb;
+	}
+	*text = buf;
+	*n = used;
+	return FRAME_OK;
+}
+
+int
+frame_pull_z(struct evbuffer *in, struct frame_z *z, size_t max,
+    struct frame_hdr *h, json_t **payload)
+{
+	uint8_t hdr[MIGR_FRAME_HDR_LEN];
+	unsigned char *p;
+	size_t avail = evbuffer_get_length(in), n = 0;
+	char *text;
+	int st;
+
+	*payload = NULL;
+	if (z->inf_broken)
+		return FRAME_BAD_PAYLOAD;
+	if (avail < MIGR_FRAME_HDR_LEN)
+		return FRAME_PARTIAL;
+	if (evbuffer_copyout(in, hdr, sizeof(hdr)) != (ssize_t)sizeof(hdr))
+		return FRAME_PARTIAL;
+	if (max > MIGR_FRAME_MAX)
+		max = MIGR_FRAME_MAX;
+	st = frame_hdr_check(hdr, sizeof(hdr), max, h);
+	if (st == FRAME_TOO_BIG && h->len <= frame_z_bound(max))
+		st = FRAME_OK;
+	if (st != FRAME_OK)
+		return st;
+	if (avail - MIGR_FRAME_HDR_LEN < h->len)
+		return FRAME_PARTIAL;
+	p = evbuffer_pullup(in, MIGR_FRAME_HDR_LEN + h->len);
+	if (p == NULL)
+		return FRAME_PARTIAL;
+	st = inflate_frame(z, p + MIGR_FRAME_HDR_LEN, h->len, max, &text, &n);
+	if (st == FRAME_OK) {
+		st = frame_decode_payload(text, n, payload);
+		free(text);
+	}
+	evbuffer_drain(in, MIGR_FRAME_HDR_LEN + h->len);
+	if (st != FRAME_OK) {
+		z->inf_broken = 1;
+		return st;
+	}
+	z->st.json_in += n;
+	z->st.wire_in += MIGR_FRAME_HDR_LEN + h->len;
+	h->len = (uint32_t)n;
+	return FRAME_OK;
+}
