@@ -51,11 +51,14 @@ drill: deps
 	    DRILL_NS=$(DRILL_NS) DRILL_FAULTS=$(DRILL_FAULTS) tests/drill/drill.sh
 
 # 'make bench-stall': the stall peers see with the drop and the replaying
-# lock (tests/bench/stall.sh; BENCH_ARGS: the connection counts), in the
-# lab, with the debug build the lab tests use
-.PHONY: bench-stall
-bench-stall:
+# lock (tests/bench/stall.sh; BENCH_ARGS: the connection counts); 'make
+# bench-scale': a namespace of 10,000 connections there and back
+# (tests/bench/scale.sh; BENCH_ARGS: the count).  In the lab, with the
+# debug build the lab tests use.
+LAB_BENCHES := stall scale
+.PHONY: $(LAB_BENCHES:%=bench-%)
+$(LAB_BENCHES:%=bench-%): bench-%:
 	@$(MAKE) --no-print-directory SAN=1 all tests
 	@kernel/build.sh >/dev/null
 	@vmlab/lab status >/dev/null 2>&1 || BUILD=build/check vmlab/lab up >/dev/null
-	@BUILD=build/check tests/bench/stall.sh $(BENCH_ARGS)
+	@BUILD=build/check tests/bench/$*.sh $(BENCH_ARGS)

@@ -35,6 +35,11 @@ struct collect_set {
 	struct collect_sock	*socks;
 	size_t			 nsocks;
 	size_t			 ntasks;
+	/* while collecting: room in socks, and an index by inode (open
+	 * addressing, entries are positions + 1) */
+	size_t			 cap;
+	size_t			*byino;
+	size_t			 nbyino;		/* a power of 2 */
 };
 
 /* 0 or -1; on failure nothing is left open. */

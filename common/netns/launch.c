@@ -51,18 +51,22 @@ child_fail(int wfd, int step)
 static char *
 join_names(char *const *names, size_t n)
 {
-	size_t i, len = 1;
-	char *s;
+	size_t i, k, len = 1;
+	char *s, *p;
 
 	for (i = 0; i < n; i++)
 		len += strlen(names[i]) + 1;
 	if ((s = calloc(1, len)) == NULL)
 		return NULL;
-	for (i = 0; i < n; i++) {
+	/* a cursor, not strcat(): ten thousand names */
+	for (i = 0, p = s; i < n; i++) {
 		if (i)
-			strcat(s, ":");
-		strcat(s, names[i]);
+			*p++ = ':';
+		k = strlen(names[i]);
+		memcpy(p, names[i], k);
+		p += k;
 	}
+	*p = '\0';
 	return s;
 }
 
@@ -331,7 +335,10 @@ child(const struct launch_spec *sp, int wfd, int gofd)
 		setenv("LISTEN_PID", num, 1);
 		snprintf(num, sizeof(num), "%zu", sp->nfds);
 		setenv("LISTEN_FDS", num, 1);
-		setenv("LISTEN_FDNAMES", fdnames, 1);
+		if (strlen(fdnames) <= LAUNCH_FDNAMES_MAX)
+			setenv("LISTEN_FDNAMES", fdnames, 1);
+		else
+			unsetenv("LISTEN_FDNAMES");
 	} else {
 		unsetenv("LISTEN_PID");
 		unsetenv("LISTEN_FDS");

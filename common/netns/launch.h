@@ -33,7 +33,13 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define LAUNCH_MAX_FDS	4096
+/* sockets handed to one workload: as many as a source collects
+ * (COLLECT_MAX_SOCKS) */
+#define LAUNCH_MAX_FDS	65536
+/* LISTEN_FDNAMES is left out above this (execve() takes no environment
+ * string over 128 KiB, MAX_ARG_STRLEN): 10,000 connections' names are
+ * about 400 KiB.  The names are a hint; LISTEN_FDS is what counts. */
+#define LAUNCH_FDNAMES_MAX	(96 * 1024)
 /* the log keeper's cgroup, below the workload's */
 #define LAUNCH_LOG_CGROUP	"log"
 

@@ -144,6 +144,15 @@ dump(struct mnl_socket *nl, int family, struct ctx *c, char *err,
 	}
 }
 
+static int
+by_inode(const void *a, const void *b)
+{
+	uint32_t x = ((const struct sockdiag_sock *)a)->inode;
+	uint32_t y = ((const struct sockdiag_sock *)b)->inode;
+
+	return x < y ? -1 : x > y;
+}
+
 int
 sockdiag_tcp(const char *ns, struct sockdiag_sock **out, size_t *n, char *err,
     size_t errlen)
@@ -174,6 +183,10 @@ sockdiag_tcp(const char *ns, struct sockdiag_sock **out, size_t *n, char *err,
 	if (dump(nl, AF_INET, &c, err, errlen) < 0 ||
 	    dump(nl, AF_INET6, &c, err, errlen) < 0)
 		goto out;
+	/* by inode, for sockdiag_find(): one look per socket of a namespace
+	 * of ten thousand must not be a walk of the ten thousand */
+	if (c.n > 1)
+		qsort(c.socks, c.n, sizeof(*c.socks), by_inode);
 	*out = c.socks;
 	*n = c.n;
 	c.socks = NULL;
@@ -187,12 +200,12 @@ out:
 const struct sockdiag_sock *
 sockdiag_find(const struct sockdiag_sock *s, size_t n, uint32_t ino)
 {
-	size_t i;
+	struct sockdiag_sock key;
 
-	for (i = 0; i < n; i++)
-		if (s[i].inode == ino && ino != 0)
-			return &s[i];
-	return NULL;
+	if (ino == 0 || n == 0)
+		return NULL;
+	key.inode = ino;
+	return bsearch(&key, s, n, sizeof(*s), by_inode);
 }
 
 bool

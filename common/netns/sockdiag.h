@@ -30,9 +30,11 @@ struct sockdiag_sock {
 	bool			 md5;		/* TCP_MD5SIG keys set */
 };
 
+/* Every TCP socket of ns, sorted by inode (those without a file, inode
+ * 0, first). */
 int	sockdiag_tcp(const char *ns, struct sockdiag_sock **out, size_t *n,
 	    char *err, size_t errlen);
-/* The socket of inode ino in the list, or NULL. */
+/* The socket of inode ino in a list sockdiag_tcp() made, or NULL. */
 const struct sockdiag_sock *sockdiag_find(const struct sockdiag_sock *,
 	    size_t n, uint32_t ino);
 /* An orphan that still owes its peer bytes or a FIN. */

@@ -21,6 +21,7 @@
 #include <event2/event.h>
 
 #include "announce.h"
+#include "launch.h"
 #include "committed.h"
 #include "log.h"
 #include "mig.h"
@@ -109,7 +110,14 @@ sockets_fit(const char *peer, const struct policy *pol, struct prep *p,
 		    migrd.conf.hostname, room, (unsigned long long)want);
 		return -1;
 	}
+	if (want > LAUNCH_MAX_FDS) {
+		snprintf(why, len, "%llu sockets: one workload takes at most "
+		    "%d", (unsigned long long)want, LAUNCH_MAX_FDS);
+		return -1;
+	}
 	p->budget = want + want / 4 + 64;
+	if (p->budget > LAUNCH_MAX_FDS)
+		p->budget = LAUNCH_MAX_FDS;
 	if (p->budget > lim)
 		p->budget = lim;
 	if (p->budget > (uint64_t)room)

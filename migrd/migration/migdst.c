@@ -63,12 +63,17 @@ migdst_restore(struct migdst *d, const struct sk_state *st, char *err,
 	char l[64], r[64];
 	int saved;
 
-	it = realloc(d->items, (d->nitems + 1) * sizeof(*it));
-	if (it == NULL) {
-		errbuf_errno(err, errlen, "realloc");
-		return -1;
+	/* doubling: one more each time copied the whole list per socket */
+	if (d->nitems == d->capitems) {
+		size_t cap = d->capitems ? 2 * d->capitems : 64;
+
+		if ((it = realloc(d->items, cap * sizeof(*it))) == NULL) {
+			errbuf_errno(err, errlen, "realloc");
+			return -1;
+		}
+		d->items = it;
+		d->capitems = cap;
 	}
-	d->items = it;
 	it = &d->items[d->nitems];
 	memset(it, 0, sizeof(*it));
 	/* the socket must be made inside the namespace */

@@ -60,6 +60,7 @@ struct migdst {
 	char			 hostif[16];
 	struct migdst_item	*items;
 	size_t			 nitems;
+	size_t			 capitems;	/* doubles as it fills */
 	int			 built;
 	struct migdst_figures	 fig;
 };

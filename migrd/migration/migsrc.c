@@ -243,12 +243,17 @@ add_item(struct migsrc *s)
 {
 	struct migsrc_item *it;
 
-	it = realloc(s->items, (s->nitems + 1) * sizeof(*it));
-	if (it == NULL) {
-		log_warn("%s: realloc", __func__);
-		return NULL;
+	/* doubling: one more each time copied the whole list per socket */
+	if (s->nitems == s->capitems) {
+		size_t cap = s->capitems ? 2 * s->capitems : 64;
+
+		if ((it = realloc(s->items, cap * sizeof(*it))) == NULL) {
+			log_warn("%s: realloc", __func__);
+			return NULL;
+		}
+		s->items = it;
+		s->capitems = cap;
 	}
-	s->items = it;
 	it = &s->items[s->nitems++];
 	memset(it, 0, sizeof(*it));
 	it->id = s->nitems;

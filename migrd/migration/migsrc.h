@@ -66,6 +66,7 @@ struct migsrc {
 	struct collect_set	 set;
 	struct migsrc_item	*items;
 	size_t			 nitems;
+	size_t			 capitems;	/* doubles as it fills */
 	int			 frozen, locked;
 	int			 replay;	/* the replaying lock (its
 						   queue's reader is bound) */

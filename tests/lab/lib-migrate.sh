@@ -97,7 +97,7 @@ capture_stop() { gx client "pkill -f 'tcpdump -i br0'; sleep 0.3; cat /tmp/$NS.f
 migrate() {
 	local t0
 	t0=$(gx client "date +%s.%N")
-	MOUT=$(gx -t 180 "$1" "$MIGCTL migrate $NS $2; echo rc=\$?")
+	MOUT=$(gx -t "${MIG_TIMEOUT:-180}" "$1" "$MIGCTL migrate $NS $2; echo rc=\$?")
 	MOUT="$MOUT
 (client clock: migctl migrate $1 -> $2 ran from $t0 to $(gx client "date +%s.%N"))"
 	MRC=$(sed -n 's/^rc=//p' <<<"$MOUT")

@@ -66,9 +66,11 @@ lab_allow() {
 
 # migrd_start GUEST [VAR=VALUE...]: start migrd (with those variables in
 # its environment, e.g. MIGRD_FAULT=...), wait (10 s) until it answers.
+# (LAB_NOFILE: its limit of open files, soft and hard; the guest's
+# default is 1,024 and 4,096)
 migrd_start() {
 	local g=$1; shift
-	gx "$g" "setsid env $* $MIGRD -d -v -f $GSHARE/$g.conf </dev/null \
+	gx "$g" "${LAB_NOFILE:+ulimit -n $LAB_NOFILE; }setsid env $* $MIGRD -d -v -f $GSHARE/$g.conf </dev/null \
 		>>/run/migrd/migrd.log 2>&1 & echo \$! > /run/migrd/test.pid
 		for i in \$(seq 100); do
 			$MIGCTL status >/dev/null 2>&1 && exit 0; sleep 0.1

@@ -10,7 +10,8 @@
  * and every -p
  * milliseconds opens a fresh connection (to a target that is not idle,
  * since an idle port never speaks) to check that the service still
- * accepts.
+ * accepts.  It opens its -n connections (up to 16,384) 512 at a time,
+ * and raises its limit of open files to the hard limit.
  *
  *   streamc -c ADDR:PORT[,MODE] [-c ...]... [-n CONNS] [-r RATE]
  *           [-d SECONDS] [-p PROBE_MS] [-o REPORT] [-a]
@@ -49,6 +50,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include <event2/event.h>
@@ -58,7 +60,10 @@
 #include "log.h"
 
 #define MAX_TARGETS	16
-#define MAX_FLOWS	4096
+#define MAX_FLOWS	16384
+/* connects under way at once: 10,000 at a time would overflow the
+ * service's SYN and accept queues (1,024) for nothing */
+#define MAX_CONNECTING	512
 /*
  * How long a probe may take to be served: as long as a client of the
  * kernel's default patience (tcp_syn_retries 6) waits.  While a move
@@ -105,6 +110,7 @@ struct probe {			/* a probe connection being served */
 };
 
 static struct event_base	*base;
+static long			 to_open, connecting;	/* flows */
 static struct target		 targets[MAX_TARGETS];
 static int			 ntargets, next_target;
 static struct cflow		 flows[MAX_FLOWS];
@@ -177,6 +183,18 @@ on_probe_end(struct flow *f, enum flow_end why, void *arg)
 	free(p);
 }
 
+static void	start_connect(int);
+
+/* Open the flows still to open, MAX_CONNECTING at a time. */
+static void
+open_more(void)
+{
+	while (to_open > 0 && connecting < MAX_CONNECTING) {
+		to_open--;
+		start_connect(0);
+	}
+}
+
 static void
 on_connected(evutil_socket_t fd, short what, void *arg)
 {
@@ -185,6 +203,10 @@ on_connected(evutil_socket_t fd, short what, void *arg)
 	socklen_t len = sizeof(err);
 
 	event_free(pd->ev);
+	if (!pd->probe) {
+		connecting--;
+		open_more();
+	}
 	if (what & EV_TIMEOUT)
 		err = ETIMEDOUT;
 	else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
@@ -292,6 +314,8 @@ start_connect(int probe)
 	pd->ev = event_new(base, fd, EV_WRITE, on_connected, pd);
 	if (pd->ev == NULL || event_add(pd->ev, &limit) < 0)
 		goto out_fail;
+	if (!probe)
+		connecting++;
 	return;
 out_fail:
 	if (fd >= 0)
@@ -301,6 +325,19 @@ out_fail:
 		probes_failed++;
 	else
 		connect_failures++;
+}
+
+/* 10,000 flows need more descriptors than the usual 1,024 */
+static void
+raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+			log_warn("setrlimit RLIMIT_NOFILE");
+	}
 }
 
 static int
@@ -485,7 +522,7 @@ main(int argc, char **argv)
 {
 	struct timeval tick = { 0, 50000 }, dur = { 0, 0 }, probe_tv;
 	long conns = 1, duration = 10, probe_ms = 0;
-	int c, i;
+	int c;
 	char *end;
 
 	log_procinit("streamc");
@@ -536,8 +573,9 @@ main(int argc, char **argv)
 	if (base == NULL)
 		fatalx("event_base_new");
 	started = flow_now();
-	for (i = 0; i < conns; i++)
-		start_connect(0);
+	raise_nofile();
+	to_open = conns;
+	open_more();
 	event_add(event_new(base, -1, EV_PERSIST, on_tick, NULL), &tick);
 	if (probe_ms > 0) {
 		probe_tv.tv_sec = probe_ms / 1000;

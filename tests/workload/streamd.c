@@ -36,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include <event2/event.h>
@@ -44,7 +45,7 @@
 #include "flow.h"
 #include "log.h"
 
-#define MAX_FLOWS	4096
+#define MAX_FLOWS	16384
 #define MAX_LISTENERS	16
 
 struct mode {
@@ -350,12 +351,19 @@ int
 main(int argc, char **argv)
 {
 	struct timeval tick = { 0, 50000 };
+	struct rlimit rl;
 	int c, i, nconn, nspecs = 0, conn_fds[MAX_FLOWS];
 	char *end, *specs[MAX_LISTENERS];
 
 	log_procinit("streamd");
 	log_init(LOG_TO_STDERR, 0, 0);
 	signal(SIGPIPE, SIG_IGN);
+	/* 10,000 flows need more descriptors than the usual 1,024 */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+			log_warn("setrlimit RLIMIT_NOFILE");
+	}
 	base = event_base_new();
 	if (base == NULL)
 		fatalx("event_base_new");
