@@ -49,7 +49,13 @@ int	frame_pack(uint16_t type, const json_t *payload, size_t max,
 	    uint8_t **out, size_t *outlen);
 
 /* libevent side.  frame_pull consumes a frame only on FRAME_OK (and a
- * bad frame's payload bytes are never read).  */
+ * bad frame's payload bytes are never read).  frame_peek, which it and
+ * frame_pull_z() share, consumes nothing: the header at the front of in
+ * checked against max (a payload up to lenmax passes too, for one that
+ * is compressed), then FRAME_PARTIAL until the whole frame is there,
+ * then *frame points at it, linear.  */
+int	frame_peek(struct evbuffer *in, size_t max, size_t lenmax,
+	    struct frame_hdr *h, unsigned char **frame);
 int	frame_pull(struct evbuffer *in, size_t max, struct frame_hdr *h,
 	    json_t **payload);
 int	frame_push(struct evbuffer *out, uint16_t type, const json_t *payload,

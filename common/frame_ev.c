@@ -13,27 +13,40 @@
 #include "migrd-protocol.h"
 
 int
-frame_pull(struct evbuffer *in, size_t max, struct frame_hdr *h,
-    json_t **payload)
+frame_peek(struct evbuffer *in, size_t max, size_t lenmax,
+    struct frame_hdr *h, unsigned char **frame)
 {
 	uint8_t hdr[MIGR_FRAME_HDR_LEN];
-	unsigned char *p;
 	size_t avail = evbuffer_get_length(in);
 	int st;
 
-	*payload = NULL;
+	*frame = NULL;
 	if (avail < MIGR_FRAME_HDR_LEN)
 		return FRAME_PARTIAL;
 	if (evbuffer_copyout(in, hdr, sizeof(hdr)) != (ssize_t)sizeof(hdr))
 		return FRAME_PARTIAL;
-	if ((st = frame_hdr_check(hdr, sizeof(hdr), max, h)) != FRAME_OK)
+	st = frame_hdr_check(hdr, sizeof(hdr), max, h);
+	if (st == FRAME_TOO_BIG && h->len <= lenmax)
+		st = FRAME_OK;
+	if (st != FRAME_OK)
 		return st;
 	if (avail - MIGR_FRAME_HDR_LEN < h->len)
 		return FRAME_PARTIAL;
 	/* linearise only header + payload, both already bounded */
-	p = evbuffer_pullup(in, MIGR_FRAME_HDR_LEN + h->len);
-	if (p == NULL)
-		return FRAME_PARTIAL;
+	*frame = evbuffer_pullup(in, MIGR_FRAME_HDR_LEN + h->len);
+	return *frame != NULL ? FRAME_OK : FRAME_PARTIAL;
+}
+
+int
+frame_pull(struct evbuffer *in, size_t max, struct frame_hdr *h,
+    json_t **payload)
+{
+	unsigned char *p;
+	int st;
+
+	*payload = NULL;
+	if ((st = frame_peek(in, max, 0, h, &p)) != FRAME_OK)
+		return st;
 	st = frame_decode_payload(p + MIGR_FRAME_HDR_LEN, h->len, payload);
 	evbuffer_drain(in, MIGR_FRAME_HDR_LEN + h->len);
 	return st;

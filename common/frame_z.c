@@ -186,31 +186,18 @@ int
 frame_pull_z(struct evbuffer *in, struct frame_z *z, size_t max,
     struct frame_hdr *h, json_t **payload)
 {
-	uint8_t hdr[MIGR_FRAME_HDR_LEN];
 	unsigned char *p;
-	size_t avail = evbuffer_get_length(in), n = 0;
+	size_t n = 0;
 	char *text;
 	int st;
 
 	*payload = NULL;
 	if (z->inf_broken)
 		return FRAME_BAD_PAYLOAD;
-	if (avail < MIGR_FRAME_HDR_LEN)
-		return FRAME_PARTIAL;
-	if (evbuffer_copyout(in, hdr, sizeof(hdr)) != (ssize_t)sizeof(hdr))
-		return FRAME_PARTIAL;
 	if (max > MIGR_FRAME_MAX)
 		max = MIGR_FRAME_MAX;
-	st = frame_hdr_check(hdr, sizeof(hdr), max, h);
-	if (st == FRAME_TOO_BIG && h->len <= frame_z_bound(max))
-		st = FRAME_OK;
-	if (st != FRAME_OK)
+	if ((st = frame_peek(in, max, frame_z_bound(max), h, &p)) != FRAME_OK)
 		return st;
-	if (avail - MIGR_FRAME_HDR_LEN < h->len)
-		return FRAME_PARTIAL;
-	p = evbuffer_pullup(in, MIGR_FRAME_HDR_LEN + h->len);
-	if (p == NULL)
-		return FRAME_PARTIAL;
 	st = inflate_frame(z, p + MIGR_FRAME_HDR_LEN, h->len, max, &text, &n);
 	if (st == FRAME_OK) {
 		st = frame_decode_payload(text, n, payload);

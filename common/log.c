@@ -95,6 +95,14 @@ log_set_sink(log_sink_fn fn, void *arg)
 	log_sink_arg = arg;
 }
 
+void
+log_discard(int prio, const char *msg, void *arg)
+{
+	(void)prio;
+	(void)msg;
+	(void)arg;
+}
+
 static void
 log_emit(int prio, const char *msg)
 {

@@ -26,6 +26,8 @@ int	log_getverbose(void);
 /* Optional sink that replaces stderr/syslog (tests, libraries). */
 typedef void (*log_sink_fn)(int prio, const char *msg, void *arg);
 void	log_set_sink(log_sink_fn fn, void *arg);
+/* A sink that drops every message (fuzz targets, tests of refusals). */
+void	log_discard(int prio, const char *msg, void *arg);
 /* One finished message at prio (a log_sink_fn, e.g. for sk_set_log()). */
 void	log_msg(int prio, const char *msg, void *arg);
 

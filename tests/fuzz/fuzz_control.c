@@ -75,14 +75,6 @@ static int	verbose;	/* $FUZZ_VERBOSE: say what each request did */
 static FILE	*devnull;	/* migctl's complaints */
 static json_t	*migs_before;	/* mig_status_json() at the start */
 
-static void
-quiet(int prio, const char *msg, void *arg)
-{
-	(void)prio;
-	(void)msg;
-	(void)arg;
-}
-
 /* A namespace as a migration brings it (nothing on the system). */
 static void
 adopt(const char *name, const char *addr)
@@ -105,7 +97,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void)argv;
 	verbose = getenv("FUZZ_VERBOSE") != NULL;
 	if (!verbose)
-		log_set_sink(quiet, NULL);
+		log_set_sink(log_discard, NULL);
 	if ((devnull = fopen("/dev/null", "w")) == NULL)
 		abort();
 	config_defaults(&migrd.conf);

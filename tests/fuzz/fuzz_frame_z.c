@@ -33,14 +33,6 @@
 int	LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void
-quiet(int prio, const char *msg, void *arg)
-{
-	(void)prio;
-	(void)msg;
-	(void)arg;
-}
-
-static void
 same(const json_t *a, const json_t *b)
 {
 	char *s = json_dumps(a, JSON_COMPACT | JSON_SORT_KEYS);
@@ -146,7 +138,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	size_t max;
 
-	log_set_sink(quiet, NULL);
+	log_set_sink(log_discard, NULL);
 	if (size < 1)
 		return 0;
 	max = data[0] & 2 ? MIGR_FRAME_MAX : MIGR_FRAME_DEFAULT;

@@ -87,14 +87,6 @@ struct session {
 	struct replay_list	rq;		/* PACKETS taken */
 };
 
-static void
-quiet(int prio, const char *msg, void *arg)
-{
-	(void)prio;
-	(void)msg;
-	(void)arg;
-}
-
 /* A refusal says why: not nothing, nor a label and nothing ("malformed
  * hello: "; a jansson error text is empty when the unpacking itself
  * went well). */
@@ -121,8 +113,8 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void)argv;
 	verbose = getenv("FUZZ_VERBOSE") != NULL;
 	if (!verbose) {
-		log_set_sink(quiet, NULL);
-		sk_set_log(quiet, NULL);
+		log_set_sink(log_discard, NULL);
+		sk_set_log(log_discard, NULL);
 	}
 	config_defaults(&migrd.conf);
 	snprintf(migrd.conf.hostname, sizeof(migrd.conf.hostname), "host1");

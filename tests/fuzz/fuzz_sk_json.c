@@ -32,14 +32,6 @@ int	LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
  * bounded by SK_JSON_MAX_QUEUE, chunks allowed. */
 static const struct sk_json_limits lim = { 0, true };
 
-static void
-quiet(int prio, const char *msg, void *arg)
-{
-	(void)prio;
-	(void)msg;
-	(void)arg;
-}
-
 /* A refusal always says why, "field: reason". */
 static void
 refused(const char *err)
@@ -230,7 +222,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char err[256], *t1;
 	size_t len;
 
-	log_set_sink(quiet, NULL);
+	log_set_sink(log_discard, NULL);
 	nl = memchr(p, '\n', size);
 	len = nl != NULL ? (size_t)(nl - p) : size;
 	if (sk_json_parse(p, len, &lim, &rec, err, sizeof(err)) < 0) {

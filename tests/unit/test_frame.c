@@ -20,14 +20,6 @@
 #include "migrd-protocol.h"
 
 static void
-quiet(int prio, const char *msg, void *arg)
-{
-	(void)prio;
-	(void)msg;
-	(void)arg;
-}
-
-static void
 raw_hdr(uint8_t out[8], uint16_t type, uint16_t version, uint32_t len)
 {
 	uint16_t t = htons(type), v = htons(version);
@@ -187,7 +179,7 @@ test_pack_refuses_oversize(void **state)
 	size_t len = 0;
 
 	(void)state;
-	log_set_sink(quiet, NULL);
+	log_set_sink(log_discard, NULL);
 	assert_int_equal(frame_pack(MSG_RESULT, big, 10, &buf, &len), -1);
 	assert_null(buf);
 	log_set_sink(NULL, NULL);
