@@ -282,6 +282,14 @@ timer_cb(evutil_socket_t fd, short what, void *arg)
 		snprintf(m->reason, sizeof(m->reason), "no word from %s in "
 		    "%u s (%s)", m->peer, migrd.conf.migrate_timeout,
 		    migfsm_state_name(m->state));
+	/* committing: a destination that is up has the time a phase has
+	 * to answer (going live takes a while), before any doubt */
+	if (m->state == MS_COMMITTING && peer_is_up(m->peer) &&
+	    m->t_commit > 0 && mono_ms() - m->t_commit <
+	    migrd.conf.migrate_timeout * 1000.0) {
+		mig_event(m, ME_COMMIT_WAIT);
+		return;
+	}
 	mig_event(m, ME_TIMEOUT);
 }
 
@@ -565,6 +573,8 @@ settle(struct mig *m, enum mig_state old)
 			history_add("migrate", "%s from %s discarded: %s",
 			    m->ns, m->peer, m->reason[0] ? m->reason :
 			    "aborted by the source");
+		else if (m->state == MD_LIVE && m->going)
+			return 0;	/* its sockets leave repair */
 		else if (m->state == MD_LIVE && !m->failed)	/* not undone */
 			history_add("migrate", "%s taken in from %s, live "
 			    "(pid %ld)", m->ns, m->peer, (long)m->pid);
@@ -579,6 +589,12 @@ settle(struct mig *m, enum mig_state old)
 	if (done)
 		send_forget(peer, id);
 	return 1;
+}
+
+int
+mig_settle(struct mig *m)
+{
+	return settle(m, m->state);
 }
 
 void
@@ -620,7 +636,8 @@ mig_event(struct mig *m, enum mig_event ev)
 			m->state = st.next;
 			m->failed = 0;
 			/* a new state, or the same one asked again */
-			if (st.next != old || ev == ME_TIMEOUT)
+			if (st.next != old || ev == ME_TIMEOUT ||
+			    ev == ME_COMMIT_WAIT)
 				arm_timer(m);
 			for (bit = MA_PERSIST << 1; bit <= MA_SEND_ABORTED &&
 			    !m->failed; bit <<= 1) {
@@ -686,7 +703,12 @@ static void
 replay_committed(const char *id, void *arg)
 {
 	const char *peer = arg;
+	struct mig *m = mig_find_id(id, peer);
 
+	/* going live: COMMITTED goes when it is live, not before (a crash
+	 * now would leave the namespace nowhere) */
+	if (m != NULL && m->going)
+		return;
 	peer_send(peer, MSG_MIG_COMMITTED, json_pack("{s:s}", "mig", id));
 }
 
@@ -1035,9 +1057,14 @@ mig_shutdown(void)
 {
 	struct mig *m, *next;
 
-	/* before the commit point: roll back or discard, as a cancel */
+	/* before the commit point: roll back or discard, as a cancel;
+	 * going live: finish it */
 	for (m = TAILQ_FIRST(&migs); m != NULL; m = next) {
 		next = TAILQ_NEXT(m, entry);
+		if (m->role == MIG_DEST && m->going) {
+			dst_live_now(m);	/* frees m */
+			continue;
+		}
 		if (m->state == MS_PREPARING || m->state == MS_FROZEN ||
 		    m->state == MD_PREPARED || m->state == MD_READY) {
 			snprintf(m->reason, sizeof(m->reason), "migrd stops");

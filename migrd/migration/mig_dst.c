@@ -39,6 +39,8 @@
 #define INCOMING_MAX	POLICY_MIGRATIONS_MAX	/* coming in at once */
 /* file descriptors kept free of any migration's sockets */
 #define FD_RESERVE		128
+/* going live: sockets out of repair for about this long, then the loop */
+#define LIVE_SLICE_MS		20
 
 /* Open file descriptors of this process, or -1. */
 static long
@@ -439,26 +441,20 @@ out:
 	return rc;
 }
 
+/*
+ * Every socket is out of repair: what reached the source meanwhile goes
+ * in, the workload (which holds its own copies since live_prepare())
+ * runs, COMMITTED goes if COMMIT asked for it, and the migration ends
+ * here (m is freed).
+ */
 static void
-go_live(struct mig *m)
+live_finish(struct mig *m)
 {
 	struct timeval gap = { 0, MIGDST_REANNOUNCE_MS * 1000 };
 	char err[256];
 	char *ns;
 
-	if (mig_fault("dst-crash-commit")) {
-		log_warnx("fault injected: dst-crash-commit: exiting");
-		_exit(3);
-	}
-	if (mig_fault("dst-attach-fail")) {
-		snprintf(err, sizeof(err), "fault injected attaching the veth");
-		goto undo;
-	}
-	if (migdst_go_live(&m->dst, migrd.conf.bridge, err, sizeof(err)) < 0)
-		goto undo;
-	/* the sockets are live: what reached the source meanwhile */
 	replay_dst_inject(m);
-	/* the workload holds its own copies since live_prepare() */
 	migdst_release(&m->dst);
 	m->pid = 0;
 	if (m->live.pid > 0 &&
@@ -473,6 +469,82 @@ go_live(struct mig *m)
 	    event_base_once(migrd.base, -1, EV_TIMEOUT, reannounce_cb, ns,
 	    &gap) == -1)
 		free(ns);
+	m->going = 0;
+	log_info("migration %s: %s live, %zu sockets out of repair in "
+	    "%.1f ms", m->id, m->ns, m->dst.fig.sockets, m->dst.fig.live_ms);
+	if (m->committed_due)
+		dst_action(m, MA_SEND_COMMITTED);
+	(void)mig_settle(m);
+}
+
+/*
+ * One slice of going live, from the loop: about LIVE_SLICE_MS of
+ * sockets leaving repair, then the loop's other work (heartbeats,
+ * status, other migrations), then the next slice.  Fault
+ * "dst-live-slow": one socket a slice, the slices spread over 2.5 s.
+ */
+static void
+live_slice_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct mig *m = arg;
+	struct timeval next = { 0, 0 };
+	int slow = mig_fault("dst-live-slow");
+
+	(void)fd;
+	(void)what;
+	if (!migdst_resume_some(&m->dst, LIVE_SLICE_MS, slow ? 1 : SIZE_MAX)) {
+		if (slow)
+			next.tv_usec = (suseconds_t)(2500000 / m->dst.nitems);
+		evtimer_add(m->live_ev, &next);
+		return;
+	}
+	live_finish(m);
+}
+
+/* migrd stops while m goes live: the rest at once, nothing is left
+ * in repair (its sockets would be lost with migrd). */
+void
+dst_live_now(struct mig *m)
+{
+	if (!m->going)
+		return;
+	evtimer_del(m->live_ev);
+	while (!migdst_resume_some(&m->dst, 1e9, SIZE_MAX))
+		;
+	live_finish(m);
+}
+
+static void
+go_live(struct mig *m)
+{
+	struct timeval now = { 0, 0 };
+	char err[256];
+
+	if (mig_fault("dst-crash-commit")) {
+		log_warnx("fault injected: dst-crash-commit: exiting");
+		_exit(3);
+	}
+	if (mig_fault("dst-attach-fail")) {
+		snprintf(err, sizeof(err), "fault injected attaching the veth");
+		goto undo;
+	}
+	if (m->live_ev == NULL &&
+	    (m->live_ev = evtimer_new(migrd.base, live_slice_cb, m)) == NULL) {
+		snprintf(err, sizeof(err), "evtimer_new failed");
+		goto undo;
+	}
+	if (migdst_attach(&m->dst, migrd.conf.bridge, err, sizeof(err)) < 0)
+		goto undo;
+	/*
+	 * From here there is no undo: the sockets leave repair in slices
+	 * of the loop, and COMMITTED waits for the last of them, so the
+	 * source keeps its frozen copy until this one is whole.  The loop
+	 * goes on meanwhile: a repeated COMMIT waits the same way, and the
+	 * committed list does not answer for a migration going live.
+	 */
+	m->going = 1;
+	if (evtimer_add(m->live_ev, &now) < 0)
+		dst_live_now(m);
 	return;
 undo:
 	/*
@@ -614,6 +686,10 @@ dst_action(struct mig *m, unsigned action)
 		go_live(m);
 		break;
 	case MA_SEND_COMMITTED:
+		if (m->going) {		/* when every socket is live */
+			m->committed_due = 1;
+			break;
+		}
 		mig_send(m, MSG_MIG_COMMITTED, json_pack("{s:f,s:I,s:I,s:I}",
 		    "live_ms", m->dst.fig.live_ms, "pid", (json_int_t)m->pid,
 		    "reset", (json_int_t)m->dst.fig.reset, "replayed",
@@ -881,6 +957,9 @@ dst_rx(struct mig *m, int type, json_t *msg)
 void
 dst_cleanup(struct mig *m)
 {
+	if (m->live_ev != NULL)
+		event_free(m->live_ev);
+	m->live_ev = NULL;
 	launch_cancel(&m->live);
 	probe_done(m);
 	rx_free(&m->rx);

@@ -69,6 +69,11 @@ struct mig {
 	 * point (live.pid > 0) */
 	struct launch_pending	 live;
 	struct probe		*probe;		/* destination: before PREPARED */
+	/* destination, committed: its sockets leave repair a slice at a
+	 * time (live_ev), and COMMITTED waits for the last */
+	struct event		*live_ev;
+	int			 going;		/* going live, not yet live */
+	int			 committed_due;	/* COMMITTED once live */
 	int			 checked_socks;	/* source: found by its check */
 	time_t			 since;
 	double			 t0;		/* mono_ms() at the start */
@@ -141,6 +146,8 @@ void		 mig_free(struct mig *);
 struct mig	*mig_find_id(const char *id, const char *peer);
 struct mig	*mig_find_ns(const char *ns);
 void		 mig_event(struct mig *, enum mig_event);
+/* Is m over (a step done outside mig_event())?  1 if m was freed. */
+int		 mig_settle(struct mig *);
 void		 mig_fail(struct mig *, const char *fmt, ...)
 		    __attribute__((format(printf, 2, 3)));
 void		 mig_progress(struct mig *, const char *phase,
@@ -239,6 +246,8 @@ void	check_rx(const char *peer, json_t *msg);
 void	dst_action(struct mig *, unsigned action);
 void	dst_rx(struct mig *, int type, json_t *msg);
 void	dst_cleanup(struct mig *);
+/* migrd stops while m goes live: the rest of it now */
+void	dst_live_now(struct mig *);
 void	dst_discard_leftover(const char *ns);
 /* mig.c: the ids of migrations this host took in and went live with */
 

@@ -111,35 +111,54 @@ migdst_restore(struct migdst *d, const struct sk_state *st, char *err,
 }
 
 int
-migdst_go_live(struct migdst *d, const char *bridge, char *err, size_t errlen)
+migdst_attach(struct migdst *d, const char *bridge, char *err, size_t errlen)
 {
 	double t0 = mono_ms();
 	char why[256];
-	size_t i;
 
 	if (nsbuild_attach(d->hostif, bridge, err, errlen) < 0 ||
 	    nslock_release(d->ns, err, errlen) < 0)
 		return -1;
 	if (announce_addrs(d->ns, "eth0", why, sizeof(why)) < 0)
 		log_warnx("%s: %s: not announced: %s", __func__, d->ns, why);
+	d->resumed = 0;
+	d->t_attach = t0;
+	d->fig.live_ms = mono_ms() - t0;
+	return 0;
+}
+
+int
+migdst_resume_some(struct migdst *d, double budget_ms, size_t most)
+{
+	double t0 = mono_ms();
+	size_t n = 0;
+
+	if (d->t_attach == 0)
+		d->t_attach = t0;
+
 	/*
-	 * Every socket leaves repair (a window probe restarts each flow)
-	 * and queues its never-sent bytes, waiting for no peer.  One that
+	 * Each socket leaves repair (a window probe restarts its flow) and
+	 * queues its never-sent bytes, waiting for no peer.  One that
 	 * cannot take them back (the host is out of socket memory) is
 	 * reset: its peer learns at once, rather than read a stream with a
 	 * gap in it.
 	 */
-	for (i = 0; i < d->nitems; i++) {
-		if (d->items[i].h == NULL || sk_resume(d->items[i].h, 0) == 0)
+	for (; d->resumed < d->nitems; d->resumed++) {
+		struct migdst_item *it = &d->items[d->resumed];
+
+		if (n > 0 && (n >= most || mono_ms() - t0 >= budget_ms))
+			break;
+		n++;
+		if (it->h == NULL || sk_resume(it->h, 0) == 0)
 			continue;
-		log_warnx("%s: %s: socket %llu could not resume: reset", __func__,
-		    d->ns, (unsigned long long)d->items[i].id);
-		sk_reset(d->items[i].h);
-		d->items[i].h = NULL;
+		log_warnx("%s: %s: socket %llu could not resume: reset",
+		    __func__, d->ns, (unsigned long long)it->id);
+		sk_reset(it->h);
+		it->h = NULL;
 		d->fig.reset++;
 	}
-	d->fig.live_ms = mono_ms() - t0;
-	return 0;
+	d->fig.live_ms = mono_ms() - d->t_attach;	/* the wall's time */
+	return d->resumed == d->nitems;
 }
 
 size_t

@@ -13,9 +13,13 @@
  *					    workload takes them (listeners
  *					    first), still ours, any time after
  *					    the last restore
- *	migdst_go_live(&d, bridge, ...)	    attach, unlock, announce, take
- *					    every socket out of repair (window
- *					    probes)
+ *	migdst_attach(&d, bridge, ...)	    attach, unlock, announce
+ *	migdst_resume_some(&d, ms, n)	    take sockets out of repair
+ *					    (window probes), at most n or for
+ *					    about ms at a time, until it
+ *					    returns 1: a loop calls it again
+ *					    from its next turn, so that ten
+ *					    thousand sockets do not hold it
  *	migdst_release(&d)		    close our copies once the workload
  *					    holds its own; the ns is its now
  *	MIGDST_REANNOUNCE_MS later:	    announce again (announce.h): the
@@ -62,6 +66,8 @@ struct migdst {
 	size_t			 nitems;
 	size_t			 capitems;	/* doubles as it fills */
 	int			 built;
+	size_t			 resumed;	/* items out of repair */
+	double			 t_attach;	/* mono_ms() going live began */
 	struct migdst_figures	 fig;
 };
 
@@ -70,8 +76,10 @@ int	migdst_build(struct migdst *, const char *ns, const char *hostif,
 	    const struct nsdump *, char *err, size_t errlen);
 int	migdst_restore(struct migdst *, const struct sk_state *, char *err,
 	    size_t errlen);
-int	migdst_go_live(struct migdst *, const char *bridge, char *err,
+int	migdst_attach(struct migdst *, const char *bridge, char *err,
 	    size_t errlen);
+/* 1 once every socket is out of repair (or reset), 0 if some wait. */
+int	migdst_resume_some(struct migdst *, double budget_ms, size_t most);
 /*
  * fds and names have room for nitems; they get the sockets' descriptors
  * and LISTEN_FDNAMES entries, borrowed from d, listeners first.  Returns

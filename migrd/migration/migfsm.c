@@ -33,6 +33,7 @@ static const char *event_names[MIG_NEVENTS] = {
 	[ME_RX_ABORTED] = "rx-aborted",
 	[ME_LOCAL_FAIL] = "local-failure",
 	[ME_TIMEOUT] = "timeout",
+	[ME_COMMIT_WAIT] = "commit-wait",
 	[ME_CHANNEL_LOST] = "channel-lost",
 	[ME_CHANNEL_UP] = "channel-up",
 	[ME_RESTART] = "restart",
@@ -163,6 +164,14 @@ source_step(enum mig_state cur, enum mig_event ev)
 		case ME_CHANNEL_LOST:
 		case ME_RESTART:
 			GO(MS_IN_DOUBT, 0);
+		case ME_COMMIT_WAIT:
+			/*
+			 * No answer yet, but the channel is up and the
+			 * destination not overdue: it is going live (ten
+			 * thousand sockets take seconds).  Ask again and
+			 * wait; only silence puts the source in doubt.
+			 */
+			GO(cur, MA_SEND_COMMIT);
 		case ME_TIMEOUT:
 		case ME_CHANNEL_UP:
 			/* COMMIT is idempotent: ask again */

@@ -36,7 +36,8 @@ enum mig_state {
 	MD_IDLE,		/* holds nothing of this migration */
 	MD_PREPARED,		/* ns built locked and detached; restoring */
 	MD_READY,		/* every socket restored; waiting COMMIT */
-	MD_LIVE,		/* committed: attached, unlocked, running */
+	MD_LIVE,		/* committed: attached, unlocked, its sockets
+				 * leaving repair; COMMITTED once all did */
 	MIG_NSTATES
 };
 
@@ -57,6 +58,8 @@ enum mig_event {
 	ME_RX_ABORTED,		/* destination discarded, or never knew it */
 	ME_LOCAL_FAIL,		/* freeze/dump (source), build/restore (dest) */
 	ME_TIMEOUT,
+	ME_COMMIT_WAIT,		/* source: the commit timer, with the channel up
+				 * and the destination not yet overdue */
 	ME_CHANNEL_LOST,
 	ME_CHANNEL_UP,
 	ME_RESTART,		/* the daemon restarted: volatile state is gone */

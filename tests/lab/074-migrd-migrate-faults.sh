@@ -38,6 +38,28 @@ untouched() {
 	is "$(gx host1 "$MIGCTL -j status | jq '.data.migrations | length'")" 0 "$1: host1 has no migration left"
 }
 
+# bg GUEST ARGS: "migctl ARGS" in the background on GUEST, its output and
+# then "rc=N" in /tmp/bg.out
+bg() {
+	local g=$1
+	shift
+	gx "$g" "rm -f /tmp/bg.out; setsid sh -c '$MIGCTL $* >/tmp/bg.out 2>&1; echo rc=\$? >>/tmp/bg.out' </dev/null >/dev/null 2>&1 &"
+}
+# bg_wait GUEST SECONDS: until that migctl ended; bg_out GUEST: what it
+# printed
+bg_wait() {
+	gx -t $(($2 + 30)) "$1" "for i in \$(seq $(($2 * 10))); do grep -q '^rc=' /tmp/bg.out && exit 0; sleep 0.1; done; exit 1"
+}
+bg_out() { gx "$1" "cat /tmp/bg.out"; }
+# timed_state GUEST: the first migration's state in GUEST's migctl status
+# (ST), and how long migctl took to answer (MS)
+timed_state() {
+	local t0
+	t0=$(date +%s%N)
+	ST=$(gx "$1" "$MIGCTL -j status | jq -r '.data.migrations[0].state // empty'")
+	MS=$((($(date +%s%N) - t0) / 1000000))
+}
+
 for f in "host2 dst-refuse 15 refused" "host1 src-freeze 16 rolled-back" \
 	"host1 src-dump 16 rolled-back" "host1 channel-drop 16 rolled-back" \
 	"host2 dst-restore 16 rolled-back" "host2 dst-ready-hold 16 rolled-back" \
@@ -70,21 +92,18 @@ done
 # move is rolled back and svc thawed
 check "host1's freezes will not finish" restart host1 src-freeze-slow
 dead0=$(migrd_log host2 | grep -c 'nothing received')
-gx host1 "rm -f /tmp/slow.out; setsid sh -c '$MIGCTL migrate $NS host2 >/tmp/slow.out 2>&1; echo rc=\$? >>/tmp/slow.out' </dev/null >/dev/null 2>&1 &"
+bg host1 migrate $NS host2
 check "the migration reaches its freeze" gx host1 \
 	"for i in \$(seq 100); do grep -q '^1' $CG/cgroup.freeze && exit 0; sleep 0.1; done; exit 1"
 sleep 1
-t0=$(date +%s%N)
-st=$(gx host1 "$MIGCTL -j status | jq -r '.data.migrations[0].state // empty'")
-ms=$(( ($(date +%s%N) - t0) / 1000000 ))
-is "$st" frozen "while the freeze hangs, migctl status answers (in $ms ms)"
-check "at once, not after the freeze gave up" test "$ms" -lt 2500
-check "migctl migrate ends" gx -t 60 host1 \
-	"for i in \$(seq 300); do grep -q '^rc=' /tmp/slow.out && exit 0; sleep 0.1; done; exit 1"
-out=$(gx host1 "cat /tmp/slow.out")
-diag "$out"
-is "$(sed -n 's/^rc=//p' <<<"$out")" 16 "the move is rolled back (16)"
-like "$out" "did not freeze within 5000 ms" "saying the tasks did not freeze"
+timed_state host1
+is "$ST" frozen "while the freeze hangs, migctl status answers (in $MS ms)"
+check "at once, not after the freeze gave up" test "$MS" -lt 2500
+check "migctl migrate ends" bg_wait host1 30
+BG=$(bg_out host1)
+diag "$BG"
+is "$(sed -n 's/^rc=//p' <<<"$BG")" 16 "the move is rolled back (16)"
+like "$BG" "did not freeze within 5000 ms" "saying the tasks did not freeze"
 is "$(migrd_log host2 | grep -c 'nothing received')" "$dead0" "host2 never found host1 silent meanwhile"
 untouched "freeze-slow"
 
@@ -95,38 +114,32 @@ untouched "freeze-slow"
 # svc is busy, and cancel ends it with nothing changed
 check "host1's checks will be slow" restart host1 src-check-slow
 dead0=$(migrd_log host2 | grep -c 'nothing received')
-gx host1 "rm -f /tmp/slow.out; setsid sh -c '$MIGCTL migrate $NS host2 >/tmp/slow.out 2>&1; echo rc=\$? >>/tmp/slow.out' </dev/null >/dev/null 2>&1 &"
+bg host1 migrate $NS host2
 sleep 1
-t0=$(date +%s%N)
-st=$(gx host1 "$MIGCTL -j status | jq -r '.data.migrations[0].state // empty'")
-ms=$(( ($(date +%s%N) - t0) / 1000000 ))
-is "$st" running "while the check runs, migctl status answers (in $ms ms) and shows the migration"
-check "at once, not after the check" test "$ms" -lt 2500
+timed_state host1
+is "$ST" running "while the check runs, migctl status answers (in $MS ms) and shows the migration"
+check "at once, not after the check" test "$MS" -lt 2500
 is "$(mc host1 "migrate $NS host2 >/dev/null 2>&1; echo \$?")" 18 "a second migrate of svc meanwhile is busy (18)"
 sleep 5
-is "$(gx host1 "grep -c ^rc= /tmp/slow.out")" 0 "the check still runs 6 s on"
+is "$(gx host1 "grep -c ^rc= /tmp/bg.out")" 0 "the check still runs 6 s on"
 is "$(migrd_log host2 | grep -c 'nothing received')" "$dead0" "host2 never found host1 silent during it"
 is "$(mc host1 "cancel $NS >/dev/null; echo \$?")" 0 "migctl cancel during the check exits 0"
-check "migctl migrate ends" gx -t 30 host1 \
-	"for i in \$(seq 100); do grep -q '^rc=' /tmp/slow.out && exit 0; sleep 0.1; done; exit 1"
-out=$(gx host1 "cat /tmp/slow.out")
-diag "$out"
-is "$(sed -n 's/^rc=//p' <<<"$out")" 15 "the move is refused, nothing changed (15)"
-like "$out" "cancel by the operator during the check" "saying so"
+check "migctl migrate ends" bg_wait host1 10
+BG=$(bg_out host1)
+diag "$BG"
+is "$(sed -n 's/^rc=//p' <<<"$BG")" 15 "the move is refused, nothing changed (15)"
+like "$BG" "cancel by the operator during the check" "saying so"
 untouched "check-slow, cancelled"
 # migctl check: its answer waits for the slow check, migctl status not
-gx host1 "rm -f /tmp/chk.out; setsid sh -c '$MIGCTL check $NS host2 >/tmp/chk.out 2>&1; echo rc=\$? >>/tmp/chk.out' </dev/null >/dev/null 2>&1 &"
+bg host1 check $NS host2
 sleep 1
-t0=$(date +%s%N)
-gx host1 "$MIGCTL status >/dev/null"
-ms=$(( ($(date +%s%N) - t0) / 1000000 ))
-check "migctl status answers during migctl check's slow check (in $ms ms)" test "$ms" -lt 2500
-check "migctl check ends" gx -t 30 host1 \
-	"for i in \$(seq 200); do grep -q '^rc=' /tmp/chk.out && exit 0; sleep 0.1; done; exit 1"
-out=$(gx host1 "cat /tmp/chk.out")
-diag "$out"
-is "$(sed -n 's/^rc=//p' <<<"$out")" 0 "migctl check exits 0 after it"
-like "$out" "host2 can take it" "with host2's word"
+timed_state host1
+check "migctl status answers during migctl check's slow check (in $MS ms)" test "$MS" -lt 2500
+check "migctl check ends" bg_wait host1 20
+BG=$(bg_out host1)
+diag "$BG"
+is "$(sed -n 's/^rc=//p' <<<"$BG")" 0 "migctl check exits 0 after it"
+like "$BG" "host2 can take it" "with host2's word"
 # a check whose process dies: refused, and why
 check "host1's checks will die" restart host1 src-check-die
 out=$(gx host1 "$MIGCTL migrate $NS host2 2>&1; echo rc=\$?")
@@ -241,6 +254,34 @@ for i in $(seq 50); do
 done
 is "$(gx host2 "jq '.committed | length' /var/lib/migrd/migrations.json")" 0 \
 	"host2's committed list is empty again: reconciled on reconnect"
+
+# --- going live that takes long (dst-live-slow: one socket out of repair
+# at a time, spread over 2.5 s; ten thousand sockets take as long): host1
+# takes them out of repair in slices of its loop, so it answers migctl
+# and keeps its heartbeats meanwhile, and holds COMMITTED until the last;
+# host2, whose commit-timeout is 1 s, asks again while host1 is up and
+# waits, rather than call the move in doubt (it once did, at 10,000
+# sockets, with migrd's loop held for 5.6 s)
+check "host1 will go live slowly" restart host1 dst-live-slow
+dead0=$( (migrd_log host1; migrd_log host2) | grep -c 'nothing received')
+bg host2 migrate $NS host1
+check "host1 starts going live" gx -t 60 host1 "for i in \$(seq 400); do
+	[ \"\$($MIGCTL -j status | jq -r '.data.migrations[0].state // empty')\" = live ] && exit 0; sleep 0.05; done; exit 1"
+timed_state host1
+is "$ST" live "while its sockets leave repair, host1 answers migctl status (in $MS ms)"
+check "at once (going live does not hold host1's loop)" test "$MS" -lt 1500
+timed_state host2
+is "$ST" committing "host2 waits, committing, not in doubt"
+check "migctl migrate ends" bg_wait host2 30
+BG=$(bg_out host2)
+diag "$BG"
+is "$(sed -n 's/^rc=//p' <<<"$BG")" 0 "the move succeeds (0) although going live outlasted host2's commit-timeout"
+like "$(migrd_log host2 | grep -c 'commit-wait: committing -> committing')" '^[1-9]' "host2 asked again while it waited"
+like "$(migrd_log host1 | grep -o 'live, [0-9]* sockets out of repair in [0-9]*' | tail -1)" \
+	'out of repair in [0-9]{4}' "host1 took seconds to go live"
+is "$( (migrd_log host1; migrd_log host2) | grep -c 'nothing received')" "$dead0" "neither host found the other silent"
+is "$(svc_where)" host1 "svc on host1 only"
+check "host1 restarted without faults" restart host1
 
 # --- the client lived through all of it; the service never sent FIN/RST
 sleep 2

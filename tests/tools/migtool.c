@@ -230,10 +230,11 @@ dest(const char *ns, const char *hostif, const char *bridge, const char *cg,
 		log_warnx("out of memory");
 		goto out_discard;
 	}
-	if (migdst_go_live(&d, bridge, err, sizeof(err)) < 0) {
+	if (migdst_attach(&d, bridge, err, sizeof(err)) < 0) {
 		log_warnx("go live: %s", err);
 		goto out_discard;
 	}
+	(void)migdst_resume_some(&d, 1e9, SIZE_MAX);	/* all at once */
 	nfds = migdst_workload_fds(&d, fds, names);
 	{
 		struct timespec gap = { 0, MIGDST_REANNOUNCE_MS * 1000000L };

@@ -66,6 +66,8 @@ enum bug {
 				 * answered COMMITTED (the old ring) */
 	BUG_RESOLVE_UNGUARDED,	/* resolve rollback with the peer up */
 	BUG_NO_REPLAY,		/* no COMMITTED replay on channel-up */
+	BUG_EARLY_COMMITTED,	/* COMMITTED (an answer, a replay) while
+				 * the sockets are still leaving repair */
 };
 static enum bug bug;
 
@@ -152,15 +154,18 @@ step(struct world *w, enum mig_role role, enum mig_event ev, int saved)
 		w->sclean = (uint8_t)saved;
 	}
 	/*
-	 * The id goes into the committed list in the commit point's write;
-	 * going live then runs to its end (event 19) before anything else
-	 * reaches the destination, and COMMITTED leaves at that end.
+	 * The id goes into the committed list in the commit point's write.
+	 * Going live then takes slices of the loop until its end (event
+	 * 19): messages and channel news reach the destination meanwhile,
+	 * and COMMITTED, for the first COMMIT or a repeated one, leaves
+	 * only at that end (mig_dst.c, committed_due).
 	 */
 	if (role == MIG_DEST && (st.actions & MA_PERSIST) &&
-	    st.next == MD_LIVE) {
+	    st.next == MD_LIVE)
 		w->dc = 1;
+	if (role == MIG_DEST && st.next == MD_LIVE &&
+	    bug != BUG_EARLY_COMMITTED)
 		st.actions &= ~(unsigned)MA_SEND_COMMITTED;
-	}
 	if (apply_sends(w, role, st.actions) < 0)
 		return -1;
 	/* moved and written down: the source tells the destination */
@@ -264,12 +269,14 @@ lose_channel(struct world *w)
 }
 
 /* The channel comes up: the destination replays COMMITTED for what is in
- * its list, then each side's entry hears of it (mig_channel()). */
+ * its list and live (not still going live), then each side's entry
+ * hears of it (mig_channel()). */
 static int
 channel_up(struct world *w)
 {
 	w->up = 1;
 	if (w->dc && bug != BUG_NO_REPLAY &&
+	    (w->d != MD_LIVE || bug == BUG_EARLY_COMMITTED) &&
 	    send_ds(w, ME_RX_COMMITTED) < 0)
 		return -1;
 	if (feed(w, MIG_SOURCE, ME_CHANNEL_UP) < 0)
@@ -277,7 +284,7 @@ channel_up(struct world *w)
 	return feed(w, MIG_DEST, ME_CHANNEL_UP);
 }
 
-enum { N_EVENTS = 22 };
+enum { N_EVENTS = 23 };
 
 /* Event k applied to w; 0 if applied, -1 if not enabled here. */
 static int
@@ -290,7 +297,7 @@ event(struct world *w, int k)
 		w->started = 1;
 		return feed(w, MIG_SOURCE, ME_CMD_MIGRATE);
 	case 1:
-		if (w->nsd == 0 || w->d == MD_LIVE)
+		if (w->nsd == 0)
 			return -1;
 		return dest_rx(w, pop(w->sd, &w->nsd), 1);
 	case 2:
@@ -304,8 +311,8 @@ event(struct world *w, int k)
 		if (feed(w, MIG_SOURCE, ME_CHANNEL_LOST) < 0)
 			return -1;
 		return feed(w, MIG_DEST, ME_CHANNEL_LOST);
-	case 4:		/* (going live, migrd reads no channel news) */
-		if (w->up || w->d == MD_LIVE)
+	case 4:
+		if (w->up)
 			return -1;
 		return channel_up(w);
 	case 5:
@@ -340,7 +347,7 @@ event(struct world *w, int k)
 		return push(w->ds, &w->nds, w->ds[w->nds - 1]);
 	/* the same, while the taker's state file cannot be written */
 	case 15:
-		if (w->nsd == 0 || w->d == MD_LIVE)
+		if (w->nsd == 0)
 			return -1;
 		return dest_rx(w, pop(w->sd, &w->nsd), 0);
 	case 16:
@@ -373,6 +380,10 @@ event(struct world *w, int k)
 		if (w->s != MS_IN_DOUBT || w->up || !w->dlive)
 			return -1;
 		return feed(w, MIG_SOURCE, ME_CMD_RESOLVE_DONE);
+	case 22:	/* the commit timer, the destination up, not overdue */
+		if (!w->up)
+			return -1;
+		return feed(w, MIG_SOURCE, ME_COMMIT_WAIT);
 	}
 	return -1;
 }
@@ -652,6 +663,9 @@ test_model_check_catches_mutations(void **state)
 		/* a source in doubt waits for ever, or a lost FORGET
 		 * leaves the id behind */
 		{ BUG_NO_REPLAY, "healing leaves" },
+		/* the source deletes its copy, then the destination dies
+		 * with sockets still in repair */
+		{ BUG_EARLY_COMMITTED, "healing leaves 0 live" },
 	};
 	struct explored ex;
 	const char *res;
@@ -754,6 +768,32 @@ test_go_live_failure_is_undone(void **state)
 	assert_int_equal(s, MS_RUNNING);
 }
 
+/* A source whose destination is up waits out a long go-live without
+ * doubt; the destination's answer to a repeated COMMIT is still
+ * COMMITTED (mig_dst.c holds it until the sockets are live). */
+static void
+test_commit_waits_while_going_live(void **state)
+{
+	enum mig_state s = MS_COMMITTING, d = MD_LIVE;
+
+	(void)state;
+	assert_int_equal(step_src(&s, ME_COMMIT_WAIT), MA_SEND_COMMIT);
+	assert_int_equal(s, MS_COMMITTING);
+	assert_true(migfsm_vital(MIG_SOURCE, s));
+	assert_int_equal(step_dst(&d, ME_RX_COMMIT), MA_SEND_COMMITTED);
+	assert_int_equal(d, MD_LIVE);
+	/* overdue: in doubt, asking again */
+	assert_int_equal(step_src(&s, ME_TIMEOUT),
+	    MA_PERSIST | MA_SEND_COMMIT);
+	assert_int_equal(s, MS_IN_DOUBT);
+	assert_int_equal(step_src(&s, ME_COMMIT_WAIT), MA_SEND_COMMIT);
+	assert_int_equal(s, MS_IN_DOUBT);
+	/* nothing else waits on it */
+	d = MD_READY;
+	assert_int_equal(step_dst(&d, ME_COMMIT_WAIT), 0);
+	assert_int_equal(d, MD_READY);
+}
+
 static void
 test_failures_before_commit_roll_back(void **state)
 {
@@ -805,6 +845,7 @@ main(void)
 		cmocka_unit_test(test_lost_commit_is_sent_again),
 		cmocka_unit_test(test_destination_that_gave_up_makes_source_roll_back),
 		cmocka_unit_test(test_go_live_failure_is_undone),
+		cmocka_unit_test(test_commit_waits_while_going_live),
 		cmocka_unit_test(test_failures_before_commit_roll_back),
 		cmocka_unit_test(test_cancel_after_commit_is_refused),
 		cmocka_unit_test(test_state_names_round_trip),
