@@ -23,6 +23,14 @@ $(SK_TESTS): %: %.o $(BUILD)/tests/unit/sk_util.o $(LIBMIGRD) $(LIBS_ALL)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(PK_MIGRD)
 $(BUILD)/tests/unit/sk_util.o: INC := $(INC_MIGRD)
 
+# fdput's test and tool: the checkpoint layer, alone
+$(BUILD)/tests/unit/test_fdput.o: INC := $(INC_CKPT)
+$(BUILD)/tests/unit/test_fdput: $(BUILD)/tests/unit/test_fdput.o $(LIBCKPT) $(LIBBASE)
+	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(PK_CKPT)
+$(BUILD)/tests/tools/fdputtool.o: INC := $(INC_CKPT)
+$(BUILD)/tests/tools/fdputtool: $(BUILD)/tests/tools/fdputtool.o $(LIBCKPT) $(LIBBASE)
+	$(CC) $(LDFLAGS) -o $@ $^ $(PK_CKPT)
+
 # tests/bench: benchmarks, built and run on demand only, never by 'make
 # check' or 'make tests'.  engine-floor needs the engine and its records
 # alone.  'make bench-engine-floor' builds it and runs it in the lab
