@@ -23,9 +23,10 @@ $(SK_TESTS): %: %.o $(BUILD)/tests/unit/sk_util.o $(LIBMIGRD) $(LIBS_ALL)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(PK_MIGRD)
 $(BUILD)/tests/unit/sk_util.o: INC := $(INC_MIGRD)
 
-# fdput's test and tool: the checkpoint layer, alone
-$(BUILD)/tests/unit/test_fdput.o: INC := $(INC_CKPT)
-$(BUILD)/tests/unit/test_fdput: $(BUILD)/tests/unit/test_fdput.o $(LIBCKPT) $(LIBBASE)
+# the checkpoint layer's tests and tool: that layer alone
+CKPT_TESTS := $(BUILD)/tests/unit/test_fdput $(BUILD)/tests/unit/test_imgdir
+$(CKPT_TESTS:%=%.o): INC := $(INC_CKPT)
+$(CKPT_TESTS): %: %.o $(LIBCKPT) $(LIBBASE)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(PK_CKPT)
 $(BUILD)/tests/tools/fdputtool.o: INC := $(INC_CKPT)
 $(BUILD)/tests/tools/fdputtool: $(BUILD)/tests/tools/fdputtool.o $(LIBCKPT) $(LIBBASE)
