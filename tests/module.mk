@@ -24,12 +24,13 @@ $(SK_TESTS): %: %.o $(BUILD)/tests/unit/sk_util.o $(LIBMIGRD) $(LIBS_ALL)
 $(BUILD)/tests/unit/sk_util.o: INC := $(INC_MIGRD)
 
 # the checkpoint layer's tests and tool: that layer alone
-CKPT_TESTS := $(BUILD)/tests/unit/test_fdput $(BUILD)/tests/unit/test_imgdir
+CKPT_TESTS := $(BUILD)/tests/unit/test_fdput $(BUILD)/tests/unit/test_imgdir \
+              $(BUILD)/tests/unit/test_credcheck
 $(CKPT_TESTS:%=%.o): INC := $(INC_CKPT)
 $(CKPT_TESTS): %: %.o $(LIBCKPT) $(LIBBASE)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(PK_CKPT)
-$(BUILD)/tests/tools/fdputtool.o: INC := $(INC_CKPT)
-$(BUILD)/tests/tools/fdputtool: $(BUILD)/tests/tools/fdputtool.o $(LIBCKPT) $(LIBBASE)
+$(BUILD)/tests/tools/ckpttool.o: INC := $(INC_CKPT)
+$(BUILD)/tests/tools/ckpttool: $(BUILD)/tests/tools/ckpttool.o $(LIBCKPT) $(LIBBASE)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PK_CKPT)
 
 # tests/bench: benchmarks, built and run on demand only, never by 'make

@@ -13,8 +13,10 @@
 # process and keeps only each socket's addresses; migtool rebuilds c3 on
 # host2, restores the sockets and runs a script there that restores the
 # process (`criu restore -s --tcp-close`: a closed placeholder at each
-# socket's number) and has fdputtool replace each placeholder with the
-# engine's socket, epoll interest included, before the process goes on.
+# socket's number), runs the check of every restored task against local
+# policy (here it must say no: this tallyd is root, see below), and has
+# ckpttool replace each placeholder with the engine's socket, epoll
+# interest included, before the process goes on.
 # The client's counts must go on with no answer wrong and the connection
 # never broken; a new connection after the move must see the total that
 # was in the old process's memory; the listener must be CRIU's own.
@@ -26,7 +28,7 @@
 . "$(dirname "$0")/../lib.sh"
 
 T=$B/tests/tools/migtool
-FP=$B/tests/tools/fdputtool
+CK=$B/tests/tools/ckpttool
 TD=$top/tests/workload/tallyd.py
 TC=$top/tests/workload/tallyc.py
 CG=/sys/fs/cgroup/c3
@@ -49,7 +51,11 @@ cleanup
 
 check "namespace c3 on host1" service_ns host1 c3 $ADDR/24 fd00:77::193/64 52:54:00:77:01:93
 # unshare's child is tallyd, pid 1 of its pid namespace and the leader
-# of a session there (CRIU wants the whole session inside); unshare waits
+# of a session there (CRIU wants the whole session inside); unshare
+# waits.  It runs as root: CRIU refuses to dump an unprivileged task in
+# a pid namespace of its own unless that task has a /proc of its own
+# ("can't dump unprivileged task whose /proc doesn't belong to it"),
+# that is a mount namespace too, which checkpoint mode is to bring
 check "tallyd in c3, cgroup c3, its own pid namespace" gx host1 "mkdir $CG && setsid sh -c 'echo \$\$ > $CG/cgroup.procs;
 	exec nsenter --net=/run/netns/c3 unshare --pid --fork setsid python3 $TD 0.0.0.0 7000' </dev/null >/dev/null 2>&1 &
 	for i in \$(seq 50); do ip netns exec c3 ss -Htln sport = :7000 | grep -q . && exit 0; sleep 0.1; done; exit 1"
@@ -89,7 +95,9 @@ for i in \$(seq 50); do ss -Htln sport = :7000 | grep -q . || break; sleep 0.1; 
 cd / && criu restore -D $IMG -o restore.log -v4 -d -s --tcp-close --manage-cgroups=ignore \\
 	--pidfile /tmp/c3.pid --inherit-fd 'fd[200]:c3net' 200</proc/self/ns/net || { echo restore failed >&2; exit 1; }
 p=\$(cat /tmp/c3.pid)
-$FP \$p \$args || { echo fdput failed >&2; kill -9 \$p; exit 1; }
+# checkpoint mode kills the tree here; this root tallyd goes on
+$CK check \$p 65534 65534; echo "check: rc=\$?" >&2
+$CK put \$p \$args || { echo fdput failed >&2; kill -9 \$p; exit 1; }
 kill -CONT \$p
 echo "restored: pid \$p" >&2
 EOS
@@ -147,5 +155,7 @@ else
 	fail "the total did not go on ($before, then ${after:-nothing})"
 fi
 is "$(gx host2 "ip netns exec c3 ss -Htlnp sport = :7000 | grep -c python3")" 1 "tallyd listens on host2"
+like "$(gx host2 "cat /tmp/c3.restore.err")" "not fit to run here: task [0-9]+ \\(python3\\): uids 0 0 0 0 not all 65534" \
+	"the check of the restored tree, still stopped, finds it runs as root, not as the policy's user"
 is "$(gx host1 "ls /run/netns | grep -cx c3")" 0 "nothing of c3 left on host1"
 done_testing
