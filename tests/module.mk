@@ -66,6 +66,16 @@ drill: deps
 # (tests/bench/scale.sh; BENCH_ARGS: the count).  In the lab, with the
 # debug build the lab tests use.
 LAB_BENCHES := stall scale
+# 'make bench': migr's downtime against the floor and CRIU for 1, 100
+# and 1000 connections (tests/bench/bench.sh; BENCH_ARGS: the counts),
+# with the release build, in the lab
+.PHONY: bench
+bench: deps
+	@$(MAKE) --no-print-directory SAN=0 all tests build/release/tests/bench/engine-floor
+	@kernel/build.sh >/dev/null
+	@vmlab/lab status >/dev/null 2>&1 || BUILD=build/release vmlab/lab up >/dev/null
+	@BUILD=build/release tests/bench/bench.sh $(BENCH_ARGS)
+
 .PHONY: $(LAB_BENCHES:%=bench-%)
 $(LAB_BENCHES:%=bench-%): bench-%:
 	@$(MAKE) --no-print-directory SAN=1 all tests
