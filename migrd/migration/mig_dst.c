@@ -443,12 +443,11 @@ out:
 
 /*
  * Every socket is out of repair: what reached the source meanwhile goes
- * in, the workload (which holds its own copies since live_prepare())
- * runs, COMMITTED goes if COMMIT asked for it, and the migration ends
- * here (m is freed).
+ * in, and the workload (which holds its own copies since live_prepare())
+ * runs.
  */
 static void
-live_finish(struct mig *m)
+live_done(struct mig *m)
 {
 	struct timeval gap = { 0, MIGDST_REANNOUNCE_MS * 1000 };
 	char err[256];
@@ -472,6 +471,14 @@ live_finish(struct mig *m)
 	m->going = 0;
 	log_info("migration %s: %s live, %zu sockets out of repair in "
 	    "%.1f ms", m->id, m->ns, m->dst.fig.sockets, m->dst.fig.live_ms);
+}
+
+/* The last slice, outside any step: live, COMMITTED if COMMIT asked for
+ * it, and the migration ends here (m is freed). */
+static void
+live_finish(struct mig *m)
+{
+	live_done(m);
 	if (m->committed_due)
 		dst_action(m, MA_SEND_COMMITTED);
 	(void)mig_settle(m);
@@ -543,8 +550,13 @@ go_live(struct mig *m)
 	 * committed list does not answer for a migration going live.
 	 */
 	m->going = 1;
-	if (evtimer_add(m->live_ev, &now) < 0)
-		dst_live_now(m);
+	if (evtimer_add(m->live_ev, &now) < 0) {
+		/* no timer: all at once, within this step, which then sends
+		 * COMMITTED and ends the migration itself */
+		while (!migdst_resume_some(&m->dst, 1e9, SIZE_MAX))
+			;
+		live_done(m);
+	}
 	return;
 undo:
 	/*
