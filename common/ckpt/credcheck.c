@@ -84,20 +84,16 @@ credcheck_task(pid_t tid, uid_t uid, gid_t gid, char *err, size_t errlen)
 		*rest++ = '\0';
 		if (strcmp(line, "Name") == 0) {
 			sscanf(rest, " %31s", comm);
-		} else if (strcmp(line, "Uid") == 0) {
-			seen |= 1;
-			if (!ids_are(rest, uid)) {
-				errbuf(err, errlen, "task %d (%s): uids %s "
-				    "not all %lu", (int)tid, comm,
-				    squeeze(rest), (unsigned long)uid);
-				bad = 1;
-			}
-		} else if (strcmp(line, "Gid") == 0) {
-			seen |= 2;
-			if (!ids_are(rest, gid)) {
-				errbuf(err, errlen, "task %d (%s): gids %s "
-				    "not all %lu", (int)tid, comm,
-				    squeeze(rest), (unsigned long)gid);
+		} else if (strcmp(line, "Uid") == 0 ||
+		    strcmp(line, "Gid") == 0) {
+			int u = line[0] == 'U';
+			unsigned long want = u ? uid : gid;
+
+			seen |= u ? 1 : 2;
+			if (!ids_are(rest, want)) {
+				errbuf(err, errlen, "task %d (%s): %cids %s "
+				    "not all %lu", (int)tid, comm, u ? 'u' : 'g',
+				    squeeze(rest), want);
 				bad = 1;
 			}
 		} else if (strcmp(line, "Groups") == 0) {

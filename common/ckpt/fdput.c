@@ -20,7 +20,17 @@
 #include "fdput-blob.h"
 #include "log.h"
 
-/* The epoll sets of the task that watch number target. */
+/* What the task's epoll sets watch: one entry per (set, number). */
+struct watches {
+	struct watch_entry {
+		int			epfd, tfd;
+		unsigned int		events;
+		unsigned long long	data;
+	}		*v;
+	size_t		 n, cap;
+};
+
+/* The epoll sets of the task that watch one number. */
 struct watch {
 	struct fdput_ep	ep[FDPUT_EP_MAX];
 	int		n;
@@ -56,10 +66,10 @@ is_epoll(pid_t pid, const char *fd)
 	return strcmp(link, "anon_inode:[eventpoll]") == 0;
 }
 
-/* Add to w what epoll set epfd of pid watches at number target: its
- * fdinfo has a line "tfd: N events: HEX data: HEX ..." per entry. */
+/* Add to ws what epoll set epfd of pid watches: its fdinfo has a line
+ * "tfd: N events: HEX data: HEX ..." per entry. */
 static int
-scan_epoll(pid_t pid, int epfd, int target, struct watch *w, char *err,
+scan_epoll(pid_t pid, int epfd, struct watches *ws, char *err,
     size_t errlen)
 {
 	char path[64], line[256];
@@ -73,34 +83,39 @@ scan_epoll(pid_t pid, int epfd, int target, struct watch *w, char *err,
 		return 0;	/* closed meanwhile: not a watcher */
 	while (fgets(line, sizeof(line), f) != NULL) {
 		if (sscanf(line, "tfd: %d events: %x data: %llx", &tfd,
-		    &events, &data) != 3 || tfd != target)
+		    &events, &data) != 3)
 			continue;
-		if (w->n == FDPUT_EP_MAX) {
-			errbuf(err, errlen, "descriptor %d of pid %d is "
-			    "watched by more than %d epoll sets", target,
-			    (int)pid, FDPUT_EP_MAX);
-			rc = -1;
-			break;
+		if (ws->n == ws->cap) {
+			size_t cap = ws->cap ? 2 * ws->cap : 64;
+			struct watch_entry *v = realloc(ws->v,
+			    cap * sizeof(*v));
+
+			if (v == NULL) {
+				errbuf(err, errlen, "out of memory");
+				rc = -1;
+				break;
+			}
+			ws->v = v;
+			ws->cap = cap;
 		}
-		w->ep[w->n].epfd = epfd;
-		w->ep[w->n].events = events;
-		w->ep[w->n].data = data;
-		w->n++;
+		ws->v[ws->n].epfd = epfd;
+		ws->v[ws->n].tfd = tfd;
+		ws->v[ws->n].events = events;
+		ws->v[ws->n++].data = data;
 	}
 	fclose(f);
 	return rc;
 }
 
+/* Every epoll set of the (stopped) task, read once for all the items. */
 static int
-find_watchers(pid_t pid, int target, struct watch *w, char *err,
-    size_t errlen)
+find_watches(pid_t pid, struct watches *ws, char *err, size_t errlen)
 {
 	char path[64];
 	struct dirent *de;
 	DIR *d;
 	int rc = 0;
 
-	w->n = 0;
 	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
 	if ((d = opendir(path)) == NULL) {
 		errbuf_errno(err, errlen, "%s", path);
@@ -109,10 +124,34 @@ find_watchers(pid_t pid, int target, struct watch *w, char *err,
 	while (rc == 0 && (de = readdir(d)) != NULL) {
 		if (de->d_name[0] == '.' || !is_epoll(pid, de->d_name))
 			continue;
-		rc = scan_epoll(pid, atoi(de->d_name), target, w, err, errlen);
+		rc = scan_epoll(pid, atoi(de->d_name), ws, err, errlen);
 	}
 	closedir(d);
 	return rc;
+}
+
+/* The sets that watch number target, into w. */
+static int
+watchers_of(const struct watches *ws, pid_t pid, int target,
+    struct watch *w, char *err, size_t errlen)
+{
+	size_t i;
+
+	w->n = 0;
+	for (i = 0; i < ws->n; i++) {
+		if (ws->v[i].tfd != target)
+			continue;
+		if (w->n == FDPUT_EP_MAX) {
+			errbuf(err, errlen, "descriptor %d of pid %d is "
+			    "watched by more than %d epoll sets", target,
+			    (int)pid, FDPUT_EP_MAX);
+			return -1;
+		}
+		w->ep[w->n].epfd = ws->v[i].epfd;
+		w->ep[w->n].events = ws->v[i].events;
+		w->ep[w->n++].data = ws->v[i].data;
+	}
+	return 0;
 }
 
 static const char *
@@ -135,12 +174,12 @@ step_name(int step)
 /* One item, with the parasite in place. */
 static int
 put_one(struct parasite_ctl *ctl, pid_t pid, const struct fdput_item *it,
-    char *err, size_t errlen)
+    const struct watches *ws, char *err, size_t errlen)
 {
 	struct fdput_args *a;
 	struct watch w;
 
-	if (find_watchers(pid, it->target, &w, err, errlen) < 0)
+	if (watchers_of(ws, pid, it->target, &w, err, errlen) < 0)
 		return -1;
 	a = compel_parasite_args(ctl, struct fdput_args);
 	memset(a, 0, sizeof(*a));
@@ -174,6 +213,7 @@ fdput(pid_t pid, const struct fdput_item *items, size_t n, char *err,
 {
 	struct parasite_ctl *ctl;
 	struct infect_ctx *ictx;
+	struct watches ws = { NULL, 0, 0 };
 	void *regs = NULL;
 	int state, logfd = -1, sock = -1, rc = -1;
 	size_t i;
@@ -216,8 +256,12 @@ fdput(pid_t pid, const struct fdput_item *items, size_t n, char *err,
 		    (int)pid);
 		goto cure;
 	}
+	/* the task is stopped: what it watches stays as read, but for the
+	 * numbers we put (each put re-adds its own) */
+	if (find_watches(pid, &ws, err, errlen) < 0)
+		goto cure;
 	for (i = 0; i < n; i++)
-		if (put_one(ctl, pid, &items[i], err, errlen) < 0)
+		if (put_one(ctl, pid, &items[i], &ws, err, errlen) < 0)
 			goto cure;
 	rc = 0;
 cure:
@@ -237,5 +281,6 @@ resume:
 	if (sock >= 0)
 		close(sock);
 	free(regs);
+	free(ws.v);
 	return rc;
 }

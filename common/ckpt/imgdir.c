@@ -250,9 +250,6 @@ imgdir_rx_discard(struct imgdir_rx *rx)
 	DIR *d;
 	int fd;
 
-	if (rx->fd >= 0)
-		close(rx->fd);
-	rx->fd = -1;
 	if (rx->dirfd < 0)
 		return;
 	/* every file, whatever its name: the folder was ours alone */

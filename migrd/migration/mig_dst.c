@@ -502,8 +502,9 @@ live_slice_cb(evutil_socket_t fd, short what, void *arg)
 	if (!migdst_resume_some(&m->dst, LIVE_SLICE_MS, slow ? 1 : SIZE_MAX)) {
 		if (slow)
 			next.tv_usec = (suseconds_t)(2500000 / m->dst.nitems);
-		evtimer_add(m->live_ev, &next);
-		return;
+		if (evtimer_add(m->live_ev, &next) == 0)
+			return;
+		migdst_resume_all(&m->dst);	/* no timer: the rest now */
 	}
 	live_finish(m);
 }
@@ -516,8 +517,7 @@ dst_live_now(struct mig *m)
 	if (!m->going)
 		return;
 	evtimer_del(m->live_ev);
-	while (!migdst_resume_some(&m->dst, 1e9, SIZE_MAX))
-		;
+	migdst_resume_all(&m->dst);
 	live_finish(m);
 }
 
@@ -553,8 +553,7 @@ go_live(struct mig *m)
 	if (evtimer_add(m->live_ev, &now) < 0) {
 		/* no timer: all at once, within this step, which then sends
 		 * COMMITTED and ends the migration itself */
-		while (!migdst_resume_some(&m->dst, 1e9, SIZE_MAX))
-			;
+		migdst_resume_all(&m->dst);
 		live_done(m);
 	}
 	return;

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 #include <arpa/inet.h>
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,7 +125,6 @@ migdst_attach(struct migdst *d, const char *bridge, char *err, size_t errlen)
 		log_warnx("%s: %s: not announced: %s", __func__, d->ns, why);
 	d->resumed = 0;
 	d->t_attach = t0;
-	d->fig.live_ms = mono_ms() - t0;
 	return 0;
 }
 
@@ -132,9 +133,6 @@ migdst_resume_some(struct migdst *d, double budget_ms, size_t most)
 {
 	double t0 = mono_ms();
 	size_t n = 0;
-
-	if (d->t_attach == 0)
-		d->t_attach = t0;
 
 	/*
 	 * Each socket leaves repair (a window probe restarts its flow) and
@@ -159,6 +157,12 @@ migdst_resume_some(struct migdst *d, double budget_ms, size_t most)
 	}
 	d->fig.live_ms = mono_ms() - d->t_attach;	/* the wall's time */
 	return d->resumed == d->nitems;
+}
+
+void
+migdst_resume_all(struct migdst *d)
+{
+	(void)migdst_resume_some(d, INFINITY, SIZE_MAX);
 }
 
 size_t

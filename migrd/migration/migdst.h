@@ -19,7 +19,9 @@
  *					    about ms at a time, until it
  *					    returns 1: a loop calls it again
  *					    from its next turn, so that ten
- *					    thousand sockets do not hold it
+ *					    thousand sockets do not hold it;
+ *					    migdst_resume_all(&d) the rest at
+ *					    once
  *	migdst_release(&d)		    close our copies once the workload
  *					    holds its own; the ns is its now
  *	MIGDST_REANNOUNCE_MS later:	    announce again (announce.h): the
@@ -80,6 +82,8 @@ int	migdst_attach(struct migdst *, const char *bridge, char *err,
 	    size_t errlen);
 /* 1 once every socket is out of repair (or reset), 0 if some wait. */
 int	migdst_resume_some(struct migdst *, double budget_ms, size_t most);
+/* The rest of them, at once (no loop to go back to). */
+void	migdst_resume_all(struct migdst *);
 /*
  * fds and names have room for nitems; they get the sockets' descriptors
  * and LISTEN_FDNAMES entries, borrowed from d, listeners first.  Returns

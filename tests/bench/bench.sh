@@ -41,6 +41,9 @@ floor_ms() {
 	{ cat "$out/criu.txt" >&2; echo "bench: criu.sh failed" >&2; exit 1; }
 criu_ms() { jq -r --argjson n "$1" '.rows[] | select(.n == $n) | .total_ms' "$out/criu.json"; }
 
+# ratio A B FORMAT: A/B, or "-" without a B
+ratio() { awk -v a="$1" -v b="$2" -v f="$3" 'BEGIN { if (b > 0) printf f, a / b; else print "-" }'; }
+
 rows=()
 printf '| N | migr downtime ms | floor dump+restore ms | CRIU dump+restore ms | migr/floor | migr/CRIU | migr t(N)/t(prev) |\n'
 printf '| --- | --- | --- | --- | --- | --- | --- |\n'
@@ -54,9 +57,9 @@ for n in "$@"; do
 	migr=$(jq -r '.moves[0].ms.downtime // empty' "$out/scale-$n.json")
 	fl=$(floor_ms "$n")
 	cr=$(criu_ms "$n")
-	r_fl=$(awk -v a="$migr" -v b="$fl" 'BEGIN { if (b > 0) printf "%.1f", a / b; else print "-" }')
-	r_cr=$(awk -v a="$migr" -v b="$cr" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }')
-	r_n=$(awk -v a="$migr" -v b="$prev" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }')
+	r_fl=$(ratio "$migr" "$fl" %.1f)
+	r_cr=$(ratio "$migr" "$cr" %.2f)
+	r_n=$(ratio "$migr" "$prev" %.2f)
 	printf '| %s | %s | %s | %s | %s | %s | %s |\n' "$n" "$migr" "$fl" "$cr" "$r_fl" "$r_cr" "$r_n"
 	rows+=("$(jq -nc --argjson n "$n" --arg migr "$migr" --arg floor "$fl" --arg criu "$cr" \
 		'{n: $n, migr_downtime_ms: ($migr | tonumber? // null), floor_ms: ($floor | tonumber? // null),

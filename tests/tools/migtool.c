@@ -234,7 +234,7 @@ dest(const char *ns, const char *hostif, const char *bridge, const char *cg,
 		log_warnx("go live: %s", err);
 		goto out_discard;
 	}
-	(void)migdst_resume_some(&d, 1e9, SIZE_MAX);	/* all at once */
+	migdst_resume_all(&d);
 	nfds = migdst_workload_fds(&d, fds, names);
 	{
 		struct timespec gap = { 0, MIGDST_REANNOUNCE_MS * 1000000L };
