@@ -8,8 +8,9 @@ trap mig_teardown EXIT
 # so the move back was reported in doubt (17) before COMMITTED came
 check "migrd on host1 and host2, peered" mig_setup "commit-timeout 3000"
 check "svc created and serving on host1 through migrd" svc_start host1 "$RATE"
-client_start "$CONNS" "$SECS" "$RATE"
+# the capture first: a reset while the client connects counts as much
 capture_start
+client_start "$CONNS" "$SECS" "$RATE"
 sleep "${WARM:-5}"
 
 # --- host1 -> host2

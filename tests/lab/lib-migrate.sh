@@ -79,14 +79,16 @@ client_report() {
 	gx -t 120 client "while pgrep -x streamc >/dev/null; do sleep 0.5; done; cat /tmp/$NS.report"
 }
 
-# capture_start / capture_stop: FIN or RST from the service's busy port
+# capture_start / capture_stop: FIN or RST from the service's busy port,
+# IPv4 and IPv6 (tcpdump's tcp[] reads IPv4 only: IPv6 by offset, no
+# extension header)
 # (and, to explain a failed verdict, every RST to or from the service,
 # any port, with its time and absolute sequence numbers: /tmp/$NS.rstall,
 # and the headers of all the service's packets: /tmp/$NS.pcap, from which
 # a failed verdict prints the whole exchange of each connection reset)
 capture_start() {
 	gx client "setsid tcpdump -i br0 -n -U -s 128 -w /tmp/$NS.pcap 'host $SVC4 or host $SVC6' </dev/null >/dev/null 2>&1 &
-		setsid tcpdump -i br0 -n -l 'tcp src port 7400 and (tcp[tcpflags] & (tcp-fin|tcp-rst) != 0)' </dev/null >/tmp/$NS.finrst 2>/dev/null &
+		setsid tcpdump -i br0 -n -l '(tcp src port 7400 and (tcp[tcpflags] & (tcp-fin|tcp-rst) != 0)) or (ip6 and ip6[6] = 6 and ip6[40:2] = 7400 and ip6[53] & 5 != 0)' </dev/null >/tmp/$NS.finrst 2>/dev/null &
 		setsid tcpdump -i br0 -n -l -tt -S '(host $SVC4 and tcp[tcpflags] & tcp-rst != 0) or (host $SVC6 and ip6[6] = 6 and ip6[53] & 4 != 0)' </dev/null >/tmp/$NS.rstall 2>/dev/null &"
 	sleep 1
 }
@@ -118,20 +120,35 @@ check_client() {
 	local rsts
 	[ "$(kv "$1" verdict)" = PASS ] && return
 	rsts=$(gx client "awk '\$3 ~ /^(10\\.77\\.0\\.180|fd00:77::180)\\./' /tmp/$NS.rstall 2>/dev/null | head -40")
-	diag "client log: $(gx client "tail -20 /tmp/$NS.client")
+	diag "client log: $(gx client "tail -60 /tmp/$NS.client")
 RSTs the service sent on the LAN (client clock): $rsts
-$(reset_exchanges "$rsts")"
+$(reset_exchanges "$rsts")
+ARP and ICMP to or from the service (first 80):
+$(gx client "tcpdump -r /tmp/$NS.pcap -n -e -tt 'arp or icmp or icmp6' 2>/dev/null | head -80")"
+	diag "receive backlog drops since boot (softnet_stat, second column): $(for g in host1 host2 client; do
+		printf '%s %d; ' $g $((16#$(gx $g "awk '{ print \$2 }' /proc/net/softnet_stat | head -1")))
+	done)"
+	diag "the service's own log (a wrong byte it read resets that connection): host1:
+$(gx host1 "tail -30 /var/log/migr/$NS.log 2>/dev/null")
+host2:
+$(gx host2 "tail -30 /var/log/migr/$NS.log 2>/dev/null")"
 }
 
-# reset_exchanges RSTS: for each client port the RST lines name (at most
-# 8), every packet of that connection, with the MAC addresses that sent it
+# reset_exchanges RSTS: for each client port reset (streamc's log) or
+# named by the RST lines (at most 8 in all), the packets of that
+# connection (its first 8 and last 30 when there are more than 40), with
+# the MAC addresses that sent them
 reset_exchanges() {
 	local ports
-	ports=$(awk '{ n = split($5, a, "."); sub(/:$/, "", a[n]); print a[n] }' <<<"$1" | head -8 | xargs)
+	# the client's reset connections first (streamc logs each one's
+	# local port), then those the service's RSTs name
+	ports=$({ gx client "sed -n 's/.*reset: .* from local port \\([0-9]*\\)$/\\1/p' /tmp/$NS.client" | head -5
+		awk '{ n = split($5, a, "."); sub(/:$/, "", a[n]); print a[n] }' <<<"$1"; } | awk '!seen[$0]++' | head -8 | xargs)
 	[ -n "$ports" ] || return 0
 	gx client "for p in $ports; do
 		echo \"exchange of client port \$p:\"
-		tcpdump -r /tmp/$NS.pcap -n -e -tt -S \"tcp port \$p\" 2>/dev/null | head -40
+		tcpdump -r /tmp/$NS.pcap -n -e -tt -S \"tcp port \$p\" 2>/dev/null > /tmp/$NS.x
+		if [ \$(wc -l < /tmp/$NS.x) -le 40 ]; then cat /tmp/$NS.x; else head -8 /tmp/$NS.x; echo ...; tail -30 /tmp/$NS.x; fi
 	done"
 }
 

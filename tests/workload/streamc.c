@@ -145,6 +145,14 @@ on_flow_end(struct flow *f, enum flow_end why, void *arg)
 			break;
 	if (i == nflows)
 		return;
+	if (why == FLOW_RESET) {
+		char ip[INET6_ADDRSTRLEN];
+		int port = sa_format(&flows[i].t->ss, ip, sizeof(ip));
+
+		/* which class and which connection, to find it in a capture */
+		log_warnx("flow %d: reset: %s port %d from local port %d",
+		    flow_fd(f), ip, port, local_port(flow_fd(f)));
+	}
 	if (why == FLOW_EOF) {
 		struct cflow *cf = &flows[i];
 
