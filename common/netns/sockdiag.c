@@ -229,9 +229,18 @@ addr_text(const struct sockaddr_storage *ss, char *buf, size_t len)
 		port = ntohs(((const struct sockaddr_in *)ss)->sin_port);
 		snprintf(buf, len, "%s:%u", a, port);
 	} else {
-		inet_ntop(AF_INET6,
-		    &((const struct sockaddr_in6 *)ss)->sin6_addr, a, sizeof(a));
-		port = ntohs(((const struct sockaddr_in6 *)ss)->sin6_port);
+		const struct sockaddr_in6 *sin6 =
+		    (const struct sockaddr_in6 *)ss;
+
+		port = ntohs(sin6->sin6_port);
+		/* an IPv4 peer of a dual-stack socket, as its client knows it */
+		if (IN6_IS_ADDR_V4MAPPED(&sin6->sin6_addr)) {
+			inet_ntop(AF_INET, &sin6->sin6_addr.s6_addr[12], a,
+			    sizeof(a));
+			snprintf(buf, len, "%s:%u", a, port);
+			return;
+		}
+		inet_ntop(AF_INET6, &sin6->sin6_addr, a, sizeof(a));
 		snprintf(buf, len, "[%s]:%u", a, port);
 	}
 }
@@ -243,7 +252,8 @@ sockdiag_describe(const struct sockdiag_sock *s, char *buf, size_t len)
 
 	addr_text(&s->local, l, sizeof(l));
 	addr_text(&s->remote, r, sizeof(r));
-	snprintf(buf, len, "%s -> %s %s, %u bytes not yet acknowledged", l, r,
+	snprintf(buf, len, "%s -> %s %s%s%.0u%s", l, r,
 	    s->state < sizeof(tcp_states) / sizeof(tcp_states[0]) ?
-	    tcp_states[s->state] : "?", s->wqueue);
+	    tcp_states[s->state] : "?", s->wqueue ? ", " : "", s->wqueue,
+	    s->wqueue ? " bytes not yet acknowledged" : "");
 }

@@ -40,7 +40,7 @@ const struct sockdiag_sock *sockdiag_find(const struct sockdiag_sock *,
 /* An orphan that still owes its peer bytes or a FIN. */
 bool	sockdiag_orphan_busy(const struct sockdiag_sock *);
 /* "10.0.0.1:80 -> 10.0.0.9:4711 FIN_WAIT1, 65537 bytes not yet
- * acknowledged" */
+ * acknowledged" (the bytes only when there are some) */
 void	sockdiag_describe(const struct sockdiag_sock *, char *buf,
 	    size_t len);
 

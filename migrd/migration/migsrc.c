@@ -123,30 +123,50 @@ migsrc_check(const char *ns, const char *cgroup, char *why, size_t len,
 	return why[0] == '\0' ? n : -1;
 }
 
-int
-migsrc_orphans(const char *ns, char *why, size_t len)
+/* The sockets of ns that match: how many, the first three in why. */
+static int
+diag_count(const char *ns, bool (*match)(const struct sockdiag_sock *),
+    char *why, size_t len)
 {
 	struct sockdiag_sock *diag;
 	char one[160];
 	size_t i, n;
-	int busy = 0;
+	int found = 0;
 
 	if (len > 0)
 		why[0] = '\0';
 	if (sockdiag_tcp(ns, &diag, &n, why, len) < 0)
 		return -1;
 	for (i = 0; i < n; i++) {
-		if (!sockdiag_orphan_busy(&diag[i]))
+		if (!match(&diag[i]))
 			continue;
-		if (busy++ < 3) {
+		if (found++ < 3) {
 			sockdiag_describe(&diag[i], one, sizeof(one));
 			add_why(why, len, "%s", one);
 		}
 	}
-	if (busy > 3)
-		add_why(why, len, "and %d more", busy - 3);
+	if (found > 3)
+		add_why(why, len, "and %d more", found - 3);
 	free(diag);
-	return busy;
+	return found;
+}
+
+int
+migsrc_orphans(const char *ns, char *why, size_t len)
+{
+	return diag_count(ns, sockdiag_orphan_busy, why, len);
+}
+
+static bool
+handshake(const struct sockdiag_sock *s)
+{
+	return s->state == 3;	/* TCP_SYN_RECV: a request socket */
+}
+
+int
+migsrc_handshakes(const char *ns, char *why, size_t len)
+{
+	return diag_count(ns, handshake, why, len);
 }
 
 /* An orphan that appeared after the wait (a close between the last look

@@ -97,6 +97,9 @@ int	migsrc_check(const char *ns, const char *cgroup, char *why, size_t len,
 /* Orphans that still owe their peer something: how many (described in
  * why), or -1 with the reason. */
 int	migsrc_orphans(const char *ns, char *why, size_t len);
+/* Handshakes under way (SYN_RECV requests, which nothing can dump): how
+ * many (the first three described in why), or -1 with the reason. */
+int	migsrc_handshakes(const char *ns, char *why, size_t len);
 int	migsrc_freeze(struct migsrc *, const char *ns, const char *cgroup,
 	    int timeout_ms, char *err, size_t errlen);
 /*

@@ -4,7 +4,8 @@
 # and the refusal changes nothing.  In svc on host1, next to streamd:
 # a connection with urgent data pending, a TCP_MD5SIG listener, a
 # multicast membership, a closed connection still owing its client 4 MiB
-# (an orphan; orphan-wait 1500 ms here), and a host2 that already has a
+# (an orphan; orphan-wait 1500 ms here), a handshake that outlasts the
+# gate (its client's last ACK lost), and a host2 that already has a
 # namespace svc.  For each: "migctl check" names it and exits 15,
 # "migctl migrate" (where the check alone would not stop it) refuses with
 # 15, svc stays on host1 serving, and its connections carry on unharmed.
@@ -76,6 +77,41 @@ is "$(kv "$r" resets)" 0 "the orphan's client was not reset"
 is "$(kv "$r" mismatches)" 0 "and read no wrong byte"
 gx client "pkill -x streamc; true"
 sleep 1
+
+# --- a handshake that does not finish: the client's last ACK is lost,
+# so it counts the connection established while svc holds a request
+# socket, which no dump can carry
+hs_rule="table inet hs {
+	chain out {
+		type filter hook output priority 0;
+		ip daddr $SVC4 tcp sport 40999 tcp flags & (syn | ack) == ack drop
+	}
+}"
+check "the client drops its own ACKs from port 40999" gx client "nft -f - <<'E'
+$hs_rule
+E"
+gx client "rm -f /tmp/$NS.hs; setsid python3 -c 'import socket, time
+s = socket.socket(); s.bind((\"\", 40999)); s.connect((\"$SVC4\", 7400))
+print(\"connected\", flush=True); time.sleep(120)' </dev/null >/tmp/$NS.hs 2>&1 &"
+check "the client counts its connection established" \
+	gx client "for i in \$(seq 100); do grep -q connected /tmp/$NS.hs && exit 0; sleep 0.1; done; exit 1"
+if gx host1 "ip netns exec $NS ss -Htn state syn-recv | grep -q ':40999'"; then
+	pass "svc holds it as a handshake under way (SYN_RECV)"
+	out=$(rc_of host1 "$MIGCTL migrate $NS host2")
+	diag "$out"
+	is "$(rc "$out")" 15 "migrate with a handshake that outlasts the gate: 15 (refused)"
+	like "$out" "1 handshake still under way after [0-9]+ ms.*reset after the move" "the refusal says why"
+	like "$out" "10\.77\.0\.180:7400 -> 10\.77\.0\.10:40999 SYN_RECV" "and names the connection"
+	unchanged "handshake"
+	gx client "nft delete table inet hs"
+	# untouched, the handshake finishes: the next SYN-ACK retransmission
+	# (15 s after the SYN) gets its ACK through
+	check "and, its ACKs let through, it finishes on svc: established" \
+		gx -t 40 host1 "for i in \$(seq 300); do ip netns exec $NS ss -Htn state established | grep -q ':40999' && exit 0; sleep 0.1; done; exit 1"
+else
+	fail "svc holds it as a handshake under way (SYN_RECV): $(gx host1 "ip netns exec $NS ss -Htn sport = :7400 | grep 40999")"
+fi
+gx client "nft delete table inet hs 2>/dev/null; pkill -f '[s]\.bind'; true"
 
 # --- urgent data pending
 check "a connection with urgent data pending in svc" probe_run urgent-server 7500
