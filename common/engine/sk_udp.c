@@ -94,6 +94,7 @@ read_dgrams(struct sk_handle *h, struct sk_state *st)
 	struct sk_dgram *dg;
 	struct msghdr mh;
 	struct iovec iov;
+	uint32_t cap = st->udp.ndgrams;
 	ssize_t n;
 
 	if ((buf = malloc(DGRAM_MAX)) == NULL) {
@@ -113,13 +114,19 @@ read_dgrams(struct sk_handle *h, struct sk_state *st)
 			    __func__, SK_DGRAMS_MAX);
 			goto out_fail;
 		}
-		dg = realloc(st->udp.dgrams, (st->udp.ndgrams + 1) *
-		    sizeof(*dg));
-		if (dg == NULL) {
-			sk_log_errno("%s: realloc", __func__);
-			goto out_fail;
+		/* the list doubles: one element at a time, every datagram
+		 * copied the whole list (and ASan kept every old copy) */
+		if (st->udp.ndgrams == cap) {
+			cap = cap == 0 ? 16 : cap * 2;
+			if (cap > SK_DGRAMS_MAX)
+				cap = SK_DGRAMS_MAX;
+			dg = realloc(st->udp.dgrams, cap * sizeof(*dg));
+			if (dg == NULL) {
+				sk_log_errno("%s: realloc", __func__);
+				goto out_fail;
+			}
+			st->udp.dgrams = dg;
 		}
-		st->udp.dgrams = dg;
 		dg = &st->udp.dgrams[st->udp.ndgrams];
 		memset(dg, 0, sizeof(*dg));
 		mh.msg_name = &dg->from;

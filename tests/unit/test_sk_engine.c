@@ -523,6 +523,45 @@ test_udp_connected(void **unused)
 	close(b);
 }
 
+/* A queue of many datagrams (past each doubling of the dump's list)
+ * comes back whole and in order. */
+static void
+test_udp_many(void **unused)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	struct sk_handle *h;
+	struct sk_state *st;
+	char buf[16], want[16];
+	int a, b, i, n;
+
+	(void)unused;
+	NEED_NETNS();
+	a = socket(AF_INET, SOCK_DGRAM, 0);
+	b = socket(AF_INET, SOCK_DGRAM, 0);
+	lo_addr(AF_INET, &ss, &len, 7112);
+	assert_int_equal(bind(a, (struct sockaddr *)&ss, len), 0);
+	for (i = 0; i < 100; i++) {
+		n = snprintf(want, sizeof(want), "dgram %d", i);
+		assert_int_equal(sendto(b, want, (size_t)n, 0,
+		    (struct sockaddr *)&ss, len), n);
+	}
+	usleep(50000);
+	h = move(a, &st);
+	assert_int_equal(st->udp.ndgrams, 100);
+	sk_state_free(st);
+	assert_int_equal(sk_resume(h, 0), 0);
+	a = sk_detach(h);
+	for (i = 0; i < 100; i++) {
+		n = snprintf(want, sizeof(want), "dgram %d", i);
+		assert_int_equal(recv(a, buf, sizeof(buf), MSG_DONTWAIT), n);
+		assert_memory_equal(buf, want, (size_t)n);
+	}
+	assert_int_equal(recv(a, buf, sizeof(buf), MSG_DONTWAIT), -1);
+	close(a);
+	close(b);
+}
+
 /* Bound, unconnected sockets come back bound to the same address. */
 static void
 test_bound_unconnected(void **unused)
@@ -641,6 +680,7 @@ main(void)
 		cmocka_unit_test(test_options_read_back),
 		cmocka_unit_test(test_listener_with_accept_queue),
 		cmocka_unit_test(test_udp_connected),
+		cmocka_unit_test(test_udp_many),
 		cmocka_unit_test(test_bound_unconnected),
 		cmocka_unit_test(test_check_refuses),
 	};
