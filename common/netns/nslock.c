@@ -125,33 +125,6 @@ nslock_release(const char *ns, char *err, size_t errlen)
 }
 
 int
-nslock_synrecv(const char *ns, char *err, size_t errlen)
-{
-	static const char *const files[] = { "/proc/self/net/tcp",
-	    "/proc/self/net/tcp6" };
-	char line[512];
-	unsigned st;
-	int saved, i, n = 0;
-	FILE *f;
-
-	if ((saved = netns_enter(ns, err, errlen)) < 0)
-		return -1;
-	for (i = 0; i < 2; i++) {
-		if ((f = fopen(files[i], "r")) == NULL)
-			continue;	/* no IPv6 */
-		while (fgets(line, sizeof(line), f) != NULL)
-			/* "sl local rem st ...": SYN_RECV is 03 */
-			if (sscanf(line, "%*s %*s %*s %x", &st) == 1 &&
-			    st == 3)
-				n++;
-		fclose(f);
-	}
-	if (netns_leave(saved, err, errlen) < 0)
-		return -1;
-	return n;
-}
-
-int
 nslock_held(const char *ns, char *err, size_t errlen)
 {
 	char out[4096] = "";

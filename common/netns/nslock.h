@@ -32,11 +32,10 @@ int	nslock_release(const char *ns, char *err, size_t errlen);
  * else passes, so handshakes under way finish into their listener's
  * accept queue (the dump carries those) instead of being cut in
  * SYN_RECV, which no socket holds and nothing can move: the client would
- * think itself connected to a host that never heard of it.
- * nslock_synrecv() counts the handshakes still under way (-1: error).
+ * think itself connected to a host that never heard of it.  The caller
+ * counts the handshakes still under way by sock_diag (sockdiag.h).
  */
 int	nslock_gate(const char *ns, char *err, size_t errlen);
-int	nslock_synrecv(const char *ns, char *err, size_t errlen);
 /* 1 held, 0 not held, -1 cannot tell */
 int	nslock_held(const char *ns, char *err, size_t errlen);
 

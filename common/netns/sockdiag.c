@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "addrport.h"
 #include "errbuf.h"
 #include "netns.h"
 #include "sockdiag.h"
@@ -217,32 +218,24 @@ sockdiag_orphan_busy(const struct sockdiag_sock *s)
 	    s->state != ST_LISTEN;
 }
 
+bool
+sockdiag_handshake(const struct sockdiag_sock *s)
+{
+	return s->state == ST_SYN_RECV || s->state == ST_NEW_SYN_RECV;
+}
+
+/* "10.0.0.1:80", "[fd00::1]:80"; an IPv4 peer of a dual-stack socket
+ * (v4-mapped) as its client knows it (sa_format()) */
 static void
 addr_text(const struct sockaddr_storage *ss, char *buf, size_t len)
 {
-	char a[INET6_ADDRSTRLEN] = "?";
-	uint16_t port;
+	char a[INET6_ADDRSTRLEN];
+	int port = sa_format(ss, a, sizeof(a));
 
-	if (ss->ss_family == AF_INET) {
-		inet_ntop(AF_INET, &((const struct sockaddr_in *)ss)->sin_addr,
-		    a, sizeof(a));
-		port = ntohs(((const struct sockaddr_in *)ss)->sin_port);
-		snprintf(buf, len, "%s:%u", a, port);
-	} else {
-		const struct sockaddr_in6 *sin6 =
-		    (const struct sockaddr_in6 *)ss;
-
-		port = ntohs(sin6->sin6_port);
-		/* an IPv4 peer of a dual-stack socket, as its client knows it */
-		if (IN6_IS_ADDR_V4MAPPED(&sin6->sin6_addr)) {
-			inet_ntop(AF_INET, &sin6->sin6_addr.s6_addr[12], a,
-			    sizeof(a));
-			snprintf(buf, len, "%s:%u", a, port);
-			return;
-		}
-		inet_ntop(AF_INET6, &sin6->sin6_addr, a, sizeof(a));
-		snprintf(buf, len, "[%s]:%u", a, port);
-	}
+	if (strchr(a, ':') != NULL)
+		snprintf(buf, len, "[%s]:%d", a, port);
+	else
+		snprintf(buf, len, "%s:%d", a, port);
 }
 
 void

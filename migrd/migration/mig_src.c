@@ -493,7 +493,8 @@ gate_wait(struct mig *m)
 {
 	struct timeval poll = { 0, GATE_POLL_MS * 1000 };
 	double waited = mono_ms() - m->t_gate;
-	int n = nslock_synrecv(m->ns, NULL, 0);
+	char why[512];
+	int n = migsrc_handshakes(m->ns, why, sizeof(why));
 
 	if (mig_fault("src-crash-gate")) {
 		log_warnx("fault injected: src-crash-gate: exiting");
@@ -508,26 +509,19 @@ gate_wait(struct mig *m)
 	 * A request socket cannot be dumped, and its client may already
 	 * count the connection established (its last ACK lost, or dropped
 	 * by a full accept queue): after the move it would be reset.  What
-	 * cannot be carried is refused; nothing is frozen yet.  The last
-	 * look lists them by sock_diag, to name them.
+	 * cannot be carried is refused, naming it; nothing is frozen yet.
 	 */
-	if (n != 0) {
-		char why[512];
-
-		n = migsrc_handshakes(m->ns, why, sizeof(why));
-		if (n < 0) {
-			mig_fail(m, "cannot list the handshakes under way in "
-			    "%s: %.200s", m->ns, why);
-			return;
-		}
-		if (n > 0) {
-			mig_fail(m, "%d handshake%s still under way after "
-			    "%.0f ms, whose client may count the connection "
-			    "established and would be reset after the move "
-			    "(%.300s): try again", n, n == 1 ? "" : "s",
-			    waited, why);
-			return;
-		}
+	if (n < 0) {
+		mig_fail(m, "cannot list the handshakes under way in %s: "
+		    "%.200s", m->ns, why);
+		return;
+	}
+	if (n > 0) {
+		mig_fail(m, "%d handshake%s still under way after %.0f ms, "
+		    "whose client may count the connection established and "
+		    "would be reset after the move (%.300s): try again", n,
+		    n == 1 ? "" : "s", waited, why);
+		return;
 	}
 	mig_progress(m, "gate", "new connections held back, handshakes "
 	    "under way finished (%.1f ms)", waited);

@@ -157,16 +157,10 @@ migsrc_orphans(const char *ns, char *why, size_t len)
 	return diag_count(ns, sockdiag_orphan_busy, why, len);
 }
 
-static bool
-handshake(const struct sockdiag_sock *s)
-{
-	return s->state == 3;	/* TCP_SYN_RECV: a request socket */
-}
-
 int
 migsrc_handshakes(const char *ns, char *why, size_t len)
 {
-	return diag_count(ns, handshake, why, len);
+	return diag_count(ns, sockdiag_handshake, why, len);
 }
 
 /* An orphan that appeared after the wait (a close between the last look

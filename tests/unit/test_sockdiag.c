@@ -7,6 +7,7 @@
 #include <arpa/inet.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -16,82 +17,72 @@
 #include "sockdiag.h"
 
 static void
-v4(struct sockaddr_storage *ss, const char *a, uint16_t port)
+addr(struct sockaddr_storage *ss, const char *a, uint16_t port)
 {
+	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
 	struct sockaddr_in *sin = (struct sockaddr_in *)ss;
 
 	memset(ss, 0, sizeof(*ss));
-	sin->sin_family = AF_INET;
-	sin->sin_port = htons(port);
-	assert_int_equal(inet_pton(AF_INET, a, &sin->sin_addr), 1);
+	if (strchr(a, ':') == NULL) {
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons(port);
+		assert_int_equal(inet_pton(AF_INET, a, &sin->sin_addr), 1);
+	} else {
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons(port);
+		assert_int_equal(inet_pton(AF_INET6, a, &sin6->sin6_addr), 1);
+	}
 }
 
+/*
+ * The texts a refusal quotes.  A request socket has no bytes, so no byte
+ * count; an IPv4 client of a dual-stack listener (sock_diag says AF_INET6
+ * and a v4-mapped address) is named as the client knows itself; an
+ * orphan owes bytes.  Each: is it a handshake, an orphan still owing?
+ */
 static void
-v6(struct sockaddr_storage *ss, const char *a, uint16_t port)
+test_describe(void **state)
 {
-	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
-
-	memset(ss, 0, sizeof(*ss));
-	sin6->sin6_family = AF_INET6;
-	sin6->sin6_port = htons(port);
-	assert_int_equal(inet_pton(AF_INET6, a, &sin6->sin6_addr), 1);
-}
-
-/* a request socket: no bytes, so no byte count in the text */
-static void
-test_handshake_text(void **state)
-{
+	static const struct {
+		uint8_t		 st;
+		const char	*l, *r;
+		uint16_t	 lp, rp;
+		uint32_t	 ino, wq;
+		const char	*text;
+		bool		 handshake, orphan;
+	} c[] = {
+		{ 3, "10.77.0.180", "10.77.0.10", 7400, 40999, 0, 0,
+		  "10.77.0.180:7400 -> 10.77.0.10:40999 SYN_RECV", true, false },
+		{ 12, "::ffff:10.77.0.180", "::ffff:10.77.0.10", 7400, 40999,
+		  0, 0, "10.77.0.180:7400 -> 10.77.0.10:40999 NEW_SYN_RECV",
+		  true, false },
+		{ 4, "fd00:77::180", "fd00:77::10", 7405, 51000, 0, 65537,
+		  "[fd00:77::180]:7405 -> [fd00:77::10]:51000 FIN_WAIT1, "
+		  "65537 bytes not yet acknowledged", false, true },
+		{ 4, "fd00:77::180", "fd00:77::10", 7405, 51000, 4242, 65537,
+		  "[fd00:77::180]:7405 -> [fd00:77::10]:51000 FIN_WAIT1, "
+		  "65537 bytes not yet acknowledged", false, false },
+		{ 1, "10.77.0.180", "10.77.0.10", 7400, 1, 4243, 0,
+		  "10.77.0.180:7400 -> 10.77.0.10:1 ESTABLISHED", false,
+		  false },
+	};
 	struct sockdiag_sock s;
 	char buf[160];
+	size_t i;
 
 	(void)state;
-	memset(&s, 0, sizeof(s));
-	s.state = 3;		/* TCP_SYN_RECV */
-	v4(&s.local, "10.77.0.180", 7400);
-	v4(&s.remote, "10.77.0.10", 40999);
-	sockdiag_describe(&s, buf, sizeof(buf));
-	assert_string_equal(buf, "10.77.0.180:7400 -> 10.77.0.10:40999 "
-	    "SYN_RECV");
-	assert_false(sockdiag_orphan_busy(&s));
-}
-
-/* an IPv4 client of a dual-stack listener: sock_diag says AF_INET6 and
- * a v4-mapped address; the text gives the address the client knows */
-static void
-test_v4_mapped_text(void **state)
-{
-	struct sockdiag_sock s;
-	char buf[160];
-
-	(void)state;
-	memset(&s, 0, sizeof(s));
-	s.state = 3;
-	v6(&s.local, "::ffff:10.77.0.180", 7400);
-	v6(&s.remote, "::ffff:10.77.0.10", 40999);
-	sockdiag_describe(&s, buf, sizeof(buf));
-	assert_string_equal(buf, "10.77.0.180:7400 -> 10.77.0.10:40999 "
-	    "SYN_RECV");
-}
-
-/* an orphan: no file, bytes the peer has not acknowledged */
-static void
-test_orphan_text(void **state)
-{
-	struct sockdiag_sock s;
-	char buf[160];
-
-	(void)state;
-	memset(&s, 0, sizeof(s));
-	s.state = 4;		/* TCP_FIN_WAIT1 */
-	s.wqueue = 65537;
-	v6(&s.local, "fd00:77::180", 7405);
-	v6(&s.remote, "fd00:77::10", 51000);
-	sockdiag_describe(&s, buf, sizeof(buf));
-	assert_string_equal(buf, "[fd00:77::180]:7405 -> [fd00:77::10]:51000 "
-	    "FIN_WAIT1, 65537 bytes not yet acknowledged");
-	assert_true(sockdiag_orphan_busy(&s));
-	s.inode = 4242;		/* a file holds it: not an orphan */
-	assert_false(sockdiag_orphan_busy(&s));
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		memset(&s, 0, sizeof(s));
+		s.state = c[i].st;
+		s.inode = c[i].ino;
+		s.wqueue = c[i].wq;
+		addr(&s.local, c[i].l, c[i].lp);
+		addr(&s.remote, c[i].r, c[i].rp);
+		sockdiag_describe(&s, buf, sizeof(buf));
+		assert_string_equal(buf, c[i].text);
+		assert_int_equal(sockdiag_handshake(&s), c[i].handshake);
+		assert_int_equal(sockdiag_orphan_busy(&s), c[i].orphan);
+	}
 }
 
 /* a buffer too short cuts the text, never overruns it */
@@ -104,8 +95,8 @@ test_short_buffer(void **state)
 	(void)state;
 	memset(&s, 0, sizeof(s));
 	s.state = 1;
-	v4(&s.local, "10.77.0.180", 7400);
-	v4(&s.remote, "10.77.0.10", 1);
+	addr(&s.local, "10.77.0.180", 7400);
+	addr(&s.remote, "10.77.0.10", 1);
 	memset(buf, 'x', sizeof(buf));
 	sockdiag_describe(&s, buf, sizeof(buf));
 	assert_int_equal(strlen(buf), sizeof(buf) - 1);
@@ -116,9 +107,7 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_handshake_text),
-		cmocka_unit_test(test_v4_mapped_text),
-		cmocka_unit_test(test_orphan_text),
+		cmocka_unit_test(test_describe),
 		cmocka_unit_test(test_short_buffer),
 	};
 
