@@ -65,6 +65,7 @@ static const char *const msg_names[MSG__MAX] = {
 	[MSG_MIG_CHECKED] = "mig-checked",
 	[MSG_MIG_FORGET] = "mig-forget",
 	[MSG_MIG_PACKETS] = "mig-packets",
+	[MSG_MIG_IMAGE] = "mig-image",
 };
 
 const char *

@@ -12,7 +12,7 @@
 #define MIGRD_PROTOCOL_H
 
 /* Bump on any change of this file, frame.h or a payload's meaning. */
-#define MIGR_PROTO_VERSION	4
+#define MIGR_PROTO_VERSION	5
 
 #define MIGR_FRAME_HDR_LEN	8
 /* Largest payload anyone may send; the configured limit may be lower. */
@@ -67,13 +67,16 @@ enum migr_msg {
 	MSG_MIG_PACKETS = 32,	/* peer, source -> destination: {mig,
 				   packets[], overflow} what reached the
 				   locked namespace, to replay */
+	MSG_MIG_IMAGE = 33,	/* peer, source -> destination, checkpoint
+				   mode: {mig, name, off, data} a piece of
+				   one of CRIU's images */
 	MSG__MAX
 };
 
 #define MSG_IS_MIG(t)	(((t) >= MSG_MIG_PREPARE && (t) <= MSG_MIG_ABORTED) || \
 			 (t) == MSG_MIG_CHUNK || (t) == MSG_MIG_CHECK || \
 			 (t) == MSG_MIG_CHECKED || (t) == MSG_MIG_FORGET || \
-			 (t) == MSG_MIG_PACKETS)
+			 (t) == MSG_MIG_PACKETS || (t) == MSG_MIG_IMAGE)
 #define MSG_IS_PEER(t)	((t) == MSG_RESULT || (t) == MSG_HELLO || \
 			 (t) == MSG_HEARTBEAT || MSG_IS_MIG(t))
 /* a request migctl may send */
@@ -86,7 +89,8 @@ enum migr_msg {
  * (and of its datagrams) inline; larger parts follow in MSG_MIG_CHUNK
  * frames of at most MIGR_CHUNK_BYTES bytes each (base64 in JSON), so no
  * frame exceeds MIGR_FRAME_MAX.  Frames above max-message are accepted
- * only as records and chunks from the peer of a prepared migration.
+ * only as records, chunks and checkpoint images (MSG_MIG_IMAGE, pieces
+ * of at most 256 KiB) from the peer of a prepared migration.
  */
 #define MIGR_RECORD_INLINE	(128 * 1024)
 #define MIGR_CHUNK_BYTES	(384 * 1024)

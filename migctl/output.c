@@ -331,6 +331,13 @@ report_sockets(FILE *fp, json_t *r)
 		fprintf(fp, " on the channel, %s of JSON",
 		    n_of(b, "encoded", n[0], sizeof(n[0])));
 	fputc('\n', fp);
+	b = json_object_get(r, "checkpoint");
+	if (json_is_object(b))
+		fprintf(fp, "  %-10s %10s  bytes of CRIU's images (%s files), "
+		    "dumped in %s ms\n", "checkpoint",
+		    n_of(b, "image_bytes", n[0], sizeof(n[0])),
+		    n_of(b, "images", n[1], sizeof(n[1])),
+		    ms_of(b, "dump_ms", n[2], sizeof(n[2])));
 	b = json_object_get(r, "lock");
 	if (json_is_object(b) && strcmp(json_string_value(json_object_get(b,
 	    "mode")) ? json_string_value(json_object_get(b, "mode")) : "",

@@ -19,7 +19,8 @@ enum token_type {
 	T_ARGV,		/* -- CMD ARGS... (rest of the line) */
 	T_OUTCOME,	/* resolve's outcome keyword, kept in full */
 	T_FORCE,	/* resolve ... force */
-	T_PARALLEL	/* evacuate ... parallel N */
+	T_PARALLEL,	/* evacuate ... parallel N */
+	T_CHECKPOINT	/* run NS --checkpoint -- ... */
 };
 
 struct token {
@@ -54,6 +55,7 @@ static const struct token t_ns_create_opts[];
 static const struct token t_ns_delete[];
 static const struct token t_run[];
 static const struct token t_run_argv[];
+static const struct token t_run_argv_only[];
 static const struct token t_migrate[];
 static const struct token t_migrate_host[];
 static const struct token t_check[];
@@ -109,6 +111,11 @@ static const struct token t_run[] = {
 	{ T_END,	NULL,		A_NONE,		NULL }
 };
 static const struct token t_run_argv[] = {
+	{ T_CHECKPOINT,	"--checkpoint",	A_NONE,		t_run_argv_only },
+	{ T_ARGV,	"--",		A_NONE,		NULL },
+	{ T_END,	NULL,		A_NONE,		NULL }
+};
+static const struct token t_run_argv_only[] = {
 	{ T_ARGV,	"--",		A_NONE,		NULL },
 	{ T_END,	NULL,		A_NONE,		NULL }
 };
@@ -171,7 +178,10 @@ parser_usage(FILE *fp)
 	    "                [--route DEST,GW ...]\n"
 	    "                                 DEST is default or ADDR/PLEN\n"
 	    "  ns delete NS                   kill its tasks, remove it\n"
-	    "  run NS -- CMD [ARG ...]        start a workload in NS\n"
+	    "  run NS [--checkpoint] -- CMD [ARG ...]\n"
+	    "                                 start a workload in NS; with\n"
+	    "                                 --checkpoint it moves with its\n"
+	    "                                 memory (CRIU)\n"
 	    "  migrate NS HOST                move NS to peer HOST\n"
 	    "  check NS [HOST]                could NS move (to HOST)? changes "
 	    "nothing\n"
@@ -275,10 +285,13 @@ match_word(const struct token *t, const char *w)
 	case T_OUTCOME:
 	case T_FORCE:
 	case T_PARALLEL:
+	case T_CHECKPOINT:
 		if (wl == 0 || strncmp(w, t->keyword, wl) != 0)
 			return NO_MATCH;
 		if (t->type == T_ARGV && wl != 2)
 			return NO_MATCH;	/* "--" only, exactly */
+		if (t->type == T_CHECKPOINT && wl < 3)
+			return NO_MATCH;	/* "--c" at least: not "--" */
 		return wl == strlen(t->keyword) ? EXACT_MATCH : MATCH;
 	case T_NSNAME:
 	case T_HOST:
@@ -487,6 +500,9 @@ parse_token(const struct token *t, const char *w, struct words *ws,
 	case T_FORCE:
 		res->force = 1;
 		return 0;
+	case T_CHECKPOINT:
+		res->checkpoint = 1;
+		return 0;
 	case T_PARALLEL:
 		return parse_parallel(ws, res);
 	case T_OPT_ADDR:
@@ -626,8 +642,11 @@ parse_request(const struct parse_result *r, uint16_t *type)
 			json_object_set_new(o, "mac", json_string(r->mac));
 		return o;
 	case A_RUN:
-		return json_pack("{s:s,s:o}", "ns", r->ns, "argv",
+		o = json_pack("{s:s,s:o}", "ns", r->ns, "argv",
 		    strings((const char *const *)r->argv, r->argc));
+		if (o && r->checkpoint)
+			json_object_set_new(o, "checkpoint", json_true());
+		return o;
 	case A_MIGRATE:
 		return json_pack("{s:s,s:s}", "ns", r->ns, "host", r->host);
 	case A_CHECK:

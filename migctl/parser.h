@@ -29,6 +29,7 @@ struct parse_result {
 	char		 host[64];
 	char		 outcome[16];	/* resolve: "rollback" or "done" */
 	int		 force;		/* resolve ... force */
+	int		 checkpoint;	/* run ... --checkpoint */
 	int		 parallel;	/* evacuate: migrations at once */
 	const char	*addrs[NSARG_ADDRS_MAX];
 	int		 naddrs;

@@ -17,9 +17,22 @@
  *   cap_setuid, cap_setgid  start workloads as workload-user and
  *                   workload-group (launch.c)
  *
- * Everything else (cap_sys_module, cap_chown, ...) is dropped.  Two
- * more are needed before this runs, at startup only: cap_chown (control
- * socket to admin-group) and cap_setpcap (to shrink the bounding set).
+ * The permitted and bounding sets keep, besides, what CRIU needs for
+ * checkpoint mode: it restores rlimits, pids, credentials, capabilities,
+ * scheduling, mounts and a root, and reads other tasks' limits and
+ * mappings.  They are never effective in migrd: a criu it runs as uid 0
+ * gets them at exec, and the one that restores a peer's program runs
+ * with no_new_privs, which every task it restores inherits (CRIU 3.17
+ * does not restore that flag, and a restored program must not gain
+ * privileges through a set-user-ID program); under no_new_privs an exec
+ * gains only what the permitted set held, hence the permitted set.  A
+ * workload running as uid 0 (workload-user root) may get them too, as
+ * root always could before this daemon existed.
+ *
+ * Everything else (cap_sys_module, cap_sys_rawio, ...) is dropped.  Two
+ * more are used before this runs, at startup: cap_chown (control socket
+ * to admin-group) and cap_setpcap (to shrink the bounding set); both stay
+ * permitted among criu's.
  */
 #include <errno.h>
 #include <sys/prctl.h>
@@ -33,25 +46,36 @@ static const char *const kept_caps =
     "cap_net_admin,cap_sys_admin,cap_sys_ptrace,cap_kill,cap_net_raw,"
     "cap_net_bind_service,cap_dac_override,cap_setuid,cap_setgid=ep";
 
+/* permitted (never effective) and bounding, for criu (checkpoint mode) */
+static const char *const criu_caps =
+    "cap_sys_resource,cap_checkpoint_restore,cap_setpcap,cap_sys_chroot,"
+    "cap_fowner,cap_chown,cap_dac_read_search,cap_ipc_lock,cap_ipc_owner,"
+    "cap_audit_control,cap_sys_nice,cap_sys_time,cap_fsetid,cap_mknod,"
+    "cap_lease=p";
+
 int
 caps_drop(void)
 {
-	cap_t caps;
+	cap_t caps, criu;
 	cap_value_t v;
-	cap_flag_value_t f;
+	cap_flag_value_t f, fc;
 	int rc = -1;
 
-	if ((caps = cap_from_text(kept_caps)) == NULL) {
+	if ((caps = cap_from_text(kept_caps)) == NULL ||
+	    (criu = cap_from_text(criu_caps)) == NULL) {
 		log_warn("%s: cap_from_text", __func__);
+		cap_free(caps);
 		return -1;
 	}
 	/* bounding set first: dropping it needs cap_setpcap, which goes */
 	for (v = 0; v <= CAP_LAST_CAP; v++) {
-		if (cap_get_flag(caps, v, CAP_PERMITTED, &f) == -1)
+		if (cap_get_flag(caps, v, CAP_PERMITTED, &f) == -1 ||
+		    cap_get_flag(criu, v, CAP_PERMITTED, &fc) == -1)
 			continue;
 		/* already out (systemd's CapabilityBoundingSet=): nothing
 		 * to do, and dropping again would need cap_setpcap */
-		if (f == CAP_SET || !CAP_IS_SUPPORTED(v) || cap_get_bound(v) != 1)
+		if (f == CAP_SET || fc == CAP_SET || !CAP_IS_SUPPORTED(v) ||
+		    cap_get_bound(v) != 1)
 			continue;
 		if (cap_drop_bound(v) == -1 && errno != EINVAL) {
 			log_warn("%s: cap_drop_bound(%d)", __func__,
@@ -59,6 +83,13 @@ caps_drop(void)
 			goto out_free;
 		}
 	}
+	for (v = 0; v <= CAP_LAST_CAP; v++)
+		if (CAP_IS_SUPPORTED(v) && cap_get_flag(criu, v, CAP_PERMITTED,
+		    &fc) == 0 && fc == CAP_SET && cap_get_bound(v) == 1 &&
+		    cap_set_flag(caps, CAP_PERMITTED, 1, &v, CAP_SET) == -1) {
+			log_warn("%s: cap_set_flag", __func__);
+			goto out_free;
+		}
 	if (cap_set_proc(caps) == -1) {
 		log_warn("%s: cap_set_proc", __func__);
 		goto out_free;
@@ -66,6 +97,7 @@ caps_drop(void)
 	rc = 0;
 out_free:
 	cap_free(caps);
+	cap_free(criu);
 	return rc;
 }
 

@@ -152,7 +152,8 @@ allow_parse(struct conf_ctx *p, const struct conf_key *k, char **w, int n)
 	}
 	if ((kind = policy_kind_find(w[2])) == -1) {
 		conf_err(p, "%s %s: '%s' is not program, address, mac, "
-		    "namespace, sockets or migrations", k->name, w[1], w[2]);
+		    "namespace, sockets, migrations or checkpoint", k->name,
+		    w[1], w[2]);
 		return -1;
 	}
 	for (i = 3; i < n; i++) {

@@ -39,6 +39,7 @@ struct ctl_req {
 	struct nsarg_route	 routes[NSARG_ROUTES_MAX];
 	size_t			 nroutes;
 	json_t			*argv;		/* run; the request's */
+	int			 checkpoint;	/* run: checkpoint mode */
 	struct mns		*mns;		/* show, delete, run */
 	struct mig		*mig;		/* cancel, resolve */
 };

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <syslog.h>
@@ -231,6 +232,11 @@ main(int argc, char *argv[])
 		log_timestamps(1);	/* journald stamps its own lines */
 	event_set_log_callback(libevent_log);
 	signal(SIGPIPE, SIG_IGN);
+	/* a checkpointed program (pid 1 of a pid namespace its launcher
+	 * left, or the root `criu restore -d` leaves) is reparented to us,
+	 * to be reaped and reported like any workload */
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == -1)
+		fatal("PR_SET_CHILD_SUBREAPER");
 	if (resolve_admin_group() == -1 || resolve_workload_user() == -1)
 		return 1;
 	raise_nofile();

@@ -35,6 +35,7 @@ struct workload {
 	json_t	*argv;		/* what a migration restarts elsewhere */
 	int	exited;
 	int	status;
+	int	ckpt;		/* checkpoint mode: moves with its memory */
 };
 
 #define NS_WORKLOADS_MAX 16
@@ -102,11 +103,11 @@ ns_json(const struct mns *n, int verbose)
 		return o;
 	w = json_array();
 	for (i = 0; w && i < n->nwl; i++)
-		json_array_append_new(w, json_pack("{s:i,s:s,s:I,s:b,s:i,s:O?}",
-		    "pid", (int)n->wl[i].pid, "command", n->wl[i].cmd,
-		    "started", (json_int_t)n->wl[i].started,
+		json_array_append_new(w, json_pack("{s:i,s:s,s:I,s:b,s:i,s:O?,"
+		    "s:b}", "pid", (int)n->wl[i].pid, "command",
+		    n->wl[i].cmd, "started", (json_int_t)n->wl[i].started,
 		    "exited", n->wl[i].exited, "status", n->wl[i].status,
-		    "argv", n->wl[i].argv));
+		    "argv", n->wl[i].argv, "checkpoint", n->wl[i].ckpt));
 	json_object_set_new(o, "workloads", w);
 	return o;
 }
@@ -152,17 +153,18 @@ load_workloads(struct mns *n, json_t *a)
 	json_t *o, *argv;
 	json_int_t pid, started, status;
 	const char *cmd;
-	int exited;
+	int exited, ckpt;
 	size_t i;
 
 	json_array_foreach(a, i, o) {
 		struct workload *w;
 
 		argv = NULL;
+		ckpt = 0;
 		if (n->nwl == NS_WORKLOADS_MAX || json_unpack(o,
-		    "{s:I,s:s,s:I,s:b,s:I,s?o}", "pid", &pid, "command", &cmd,
-		    "started", &started, "exited", &exited, "status", &status,
-		    "argv", &argv) == -1 ||
+		    "{s:I,s:s,s:I,s:b,s:I,s?o,s?b}", "pid", &pid, "command",
+		    &cmd, "started", &started, "exited", &exited, "status",
+		    &status, "argv", &argv, "checkpoint", &ckpt) == -1 ||
 		    (argv != NULL && ns_argv_check(argv, NULL, 0) != RES_OK))
 			continue;
 		w = &n->wl[n->nwl++];
@@ -172,6 +174,7 @@ load_workloads(struct mns *n, json_t *a)
 		w->exited = exited;
 		w->status = (int)status;
 		w->argv = argv ? json_incref(argv) : NULL;
+		w->ckpt = ckpt;
 	}
 }
 
@@ -664,13 +667,14 @@ ns_argv_check(json_t *ja, char *msg, size_t msglen)
 
 /* Record a started workload (n has room: callers made it). */
 static struct workload *
-add_workload(struct mns *n, pid_t pid, json_t *argv)
+add_workload(struct mns *n, pid_t pid, json_t *argv, int ckpt)
 {
 	struct workload *w = &n->wl[n->nwl++];
 	size_t i, off = 0;
 
 	memset(w, 0, sizeof(*w));
 	w->pid = pid;
+	w->ckpt = ckpt;
 	w->started = time(NULL);
 	w->argv = json_incref(argv);
 	for (i = 0; i < json_array_size(argv) && off < sizeof(w->cmd) - 1; i++)
@@ -686,9 +690,10 @@ ns_run_check(json_t *req, struct ctl_req *r, char *msg, size_t msglen)
 	const char *name;
 	json_error_t jerr;
 	json_t *ja;
+	int ckpt = 0;
 
-	if (json_unpack_ex(req, &jerr, JSON_STRICT, "{s:s,s:o}", "ns", &name,
-	    "argv", &ja) == -1) {
+	if (json_unpack_ex(req, &jerr, JSON_STRICT, "{s:s,s:o,s?b}", "ns",
+	    &name, "argv", &ja, "checkpoint", &ckpt) == -1) {
 		snprintf(msg, msglen, "bad request: %s", jerr.text);
 		return RES_BAD_REQUEST;
 	}
@@ -708,6 +713,7 @@ ns_run_check(json_t *req, struct ctl_req *r, char *msg, size_t msglen)
 	}
 	r->ns = name;
 	r->argv = ja;
+	r->checkpoint = ckpt;
 	return ns_argv_check(ja, msg, msglen);
 }
 
@@ -739,18 +745,31 @@ ns_ctl_run(struct ctl_req *r, json_t **data, char *msg, size_t msglen)
 		    (size_t)(n->nwl - (int)i - 1) * sizeof(n->wl[0]));
 		n->nwl--;
 	}
+	/* checkpoint mode moves one program's tree, nothing beside it */
+	for (i = 0; i < (size_t)n->nwl; i++)
+		if (!n->wl[i].exited && (r->checkpoint || n->wl[i].ckpt)) {
+			snprintf(msg, msglen, "%s already runs %s (pid %ld)%s",
+			    name, n->wl[i].cmd, (long)n->wl[i].pid,
+			    n->wl[i].ckpt ? ", checkpointed: it must be the "
+			    "only program there" : ": a checkpointed program "
+			    "must be the only one there");
+			return RES_LIMIT;
+		}
 	ns_logpath(name, logpath, sizeof(logpath));
 	if ((pid = workload_start(name, NULL, NULL, 0, (char *const *)argv,
-	    err, sizeof(err))) == -1) {
+	    r->checkpoint, err, sizeof(err))) == -1) {
 		snprintf(msg, msglen, "cannot start %s in %s: %s", argv[0],
 		    name, err);
 		return RES_SYSTEM;
 	}
-	w = add_workload(n, pid, ja);
+	w = add_workload(n, pid, ja, r->checkpoint);
 	state_save();
-	history_add("run", "%s: pid %ld: %s", name, (long)pid, w->cmd);
-	*data = json_pack("{s:i,s:s}", "pid", (int)pid, "log", logpath);
-	snprintf(msg, msglen, "started pid %ld in %s", (long)pid, name);
+	history_add("run", "%s: pid %ld%s: %s", name, (long)pid,
+	    w->ckpt ? " (checkpoint mode)" : "", w->cmd);
+	*data = json_pack("{s:i,s:s,s:b}", "pid", (int)pid, "log", logpath,
+	    "checkpoint", w->ckpt);
+	snprintf(msg, msglen, "started pid %ld in %s%s", (long)pid, name,
+	    w->ckpt ? ", in checkpoint mode" : "");
 	return RES_OK;
 }
 
@@ -777,6 +796,19 @@ ns_workload_argv(const char *name)
 		if (n->wl[i].argv != NULL && !n->wl[i].exited)
 			return json_incref(n->wl[i].argv);
 	return NULL;
+}
+
+/* The newest running workload's pid if it is checkpointed, else 0. */
+pid_t
+ns_workload_ckpt(const char *name)
+{
+	struct mns *n = ns_find(name);
+	int i;
+
+	for (i = n ? n->nwl - 1 : -1; i >= 0; i--)
+		if (n->wl[i].argv != NULL && !n->wl[i].exited)
+			return n->wl[i].ckpt ? n->wl[i].pid : 0;
+	return 0;
 }
 
 /* The description a peer sent: RES_OK, or a result code and msg. */
@@ -860,7 +892,7 @@ ns_can_host(const char *name, json_t *addrs, char *msg, size_t msglen)
 
 /* A namespace that came in by migration, its workload running. */
 int
-ns_adopt(const char *name, json_t *desc, json_t *argv, pid_t pid)
+ns_adopt(const char *name, json_t *desc, json_t *argv, pid_t pid, int ckpt)
 {
 	struct mns *n;
 	const char *mac = "";
@@ -876,7 +908,7 @@ ns_adopt(const char *name, json_t *desc, json_t *argv, pid_t pid)
 	n->routes = json_incref(json_object_get(desc, "routes"));
 	n->created = time(NULL);
 	if (argv != NULL && pid > 0)
-		add_workload(n, pid, argv);
+		add_workload(n, pid, argv, ckpt);
 	TAILQ_INSERT_TAIL(&nslist, n, entry);
 	nscount++;
 	state_save();

@@ -36,19 +36,25 @@ int	ns_argv_check(json_t *argv, char *msg, size_t msglen);
 json_t	*ns_describe(const char *name);		/* {addrs, routes, mac} */
 int	ns_describe_check(json_t *desc, char *msg, size_t msglen);
 json_t	*ns_workload_argv(const char *name);	/* newest running, or NULL */
+/* That one's pid if it runs in checkpoint mode (it moves with its
+ * memory), else 0. */
+pid_t	ns_workload_ckpt(const char *name);
 int	ns_can_host(const char *name, json_t *addrs, char *msg,
 	    size_t msglen);
-int	ns_adopt(const char *name, json_t *desc, json_t *argv, pid_t pid);
+int	ns_adopt(const char *name, json_t *desc, json_t *argv, pid_t pid,
+	    int ckpt);
 void	ns_forget(const char *name);
 void	ns_logpath(const char *name, char *buf, size_t len);
 
 /*
  * workload.c: start argv in ns under its cgroup, with nfds sockets at
- * fds 3.. (LISTEN_FDS) when nfds > 0; the pid once it runs, or -1 and
- * the reason in err.
+ * fds 3.. (LISTEN_FDS) when nfds > 0; with ckpt, in the shape checkpoint
+ * mode needs (pid 1 of a pid namespace of its own, launch.h); the pid
+ * once it runs, or -1 and the reason in err.
  */
 pid_t	workload_start(const char *ns, const int *fds, char *const *names,
-	    size_t nfds, char *const *argv, char *err, size_t errlen);
+	    size_t nfds, char *const *argv, int ckpt, char *err,
+	    size_t errlen);
 /* The same in two steps (launch.h): ready to exec, then go or cancel. */
 struct launch_pending;
 int	workload_prepare(const char *ns, const int *fds, char *const *names,

@@ -259,8 +259,8 @@ static int
 sess_send(struct session *s, uint16_t type, json_t *payload)
 {
 	struct evbuffer *out = bufferevent_get_output(s->bev);
-	size_t max = type == MSG_MIG_RECORD || type == MSG_MIG_CHUNK ?
-	    MIGR_FRAME_MAX : migrd.conf.max_message;
+	size_t max = type == MSG_MIG_RECORD || type == MSG_MIG_CHUNK ||
+	    type == MSG_MIG_IMAGE ? MIGR_FRAME_MAX : migrd.conf.max_message;
 	size_t before = evbuffer_get_length(out);
 	uint64_t json0;
 	int rc;
@@ -551,7 +551,8 @@ sess_read(struct bufferevent *bev, void *arg)
 			return;
 		}
 		if (h.len > migrd.conf.max_message &&
-		    h.type != MSG_MIG_RECORD && h.type != MSG_MIG_CHUNK) {
+		    h.type != MSG_MIG_RECORD && h.type != MSG_MIG_CHUNK &&
+		    h.type != MSG_MIG_IMAGE) {
 			json_decref(j);
 			sess_close(s, "%s of %u bytes is above max-message %u",
 			    migr_msgname(h.type), h.len,

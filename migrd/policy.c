@@ -21,6 +21,7 @@ static const char *const kind_names[POLICY_NKINDS] = {
 	[POLICY_NAMESPACE] = "namespace",
 	[POLICY_SOCKETS] = "sockets",
 	[POLICY_MIGRATIONS] = "migrations",
+	[POLICY_CHECKPOINT] = "checkpoint",
 };
 
 
@@ -124,12 +125,14 @@ parse_pattern(const char *s, char *why, size_t len)
 	return 0;
 }
 
-/* sockets 0..POLICY_SOCKETS_MAX, migrations 1..POLICY_MIGRATIONS_MAX */
+/* sockets 0..POLICY_SOCKETS_MAX, migrations 1..POLICY_MIGRATIONS_MAX,
+ * checkpoint 1..POLICY_CHECKPOINT_MAX */
 static int
 parse_count(enum policy_kind kind, const char *s, struct policy_entry *e,
     char *why, size_t len)
 {
 	unsigned long max = kind == POLICY_SOCKETS ? POLICY_SOCKETS_MAX :
+	    kind == POLICY_CHECKPOINT ? POLICY_CHECKPOINT_MAX :
 	    POLICY_MIGRATIONS_MAX, min = kind == POLICY_SOCKETS ? 0 : 1, v;
 	char *end;
 
@@ -183,6 +186,7 @@ policy_entry_parse(enum policy_kind kind, const char *s,
 		return parse_pattern(s, why, len);
 	case POLICY_SOCKETS:
 	case POLICY_MIGRATIONS:
+	case POLICY_CHECKPOINT:
 		return parse_count(kind, s, e, why, len);
 	default:
 		snprintf(why, len, "no such kind");

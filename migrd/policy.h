@@ -23,6 +23,12 @@
  *                                  file descriptors for)
  *   allow PEER migrations N        at most N of its migrations coming
  *                                  in at once (default and most: 8)
+ *   allow PEER checkpoint MIB      its checkpointed programs, moved with
+ *                                  their memory by CRIU (restoring one is
+ *                                  running the peer's code as the
+ *                                  workload user), with at most MIB
+ *                                  MiB of images in one migration;
+ *                                  never by default
  *
  * Nothing is granted by default: a peer with no "allow" at all can move
  * nothing here.  A namespace without a workload needs no program.
@@ -40,6 +46,8 @@
  * announce, and what this host takes in at once from all peers */
 #define POLICY_SOCKETS_MAX	1048576
 #define POLICY_MIGRATIONS_MAX	8
+/* the most "checkpoint" may allow of images in one migration, in MiB */
+#define POLICY_CHECKPOINT_MAX	65536
 
 enum policy_kind {
 	POLICY_PROGRAM,
@@ -48,6 +56,7 @@ enum policy_kind {
 	POLICY_NAMESPACE,
 	POLICY_SOCKETS,
 	POLICY_MIGRATIONS,
+	POLICY_CHECKPOINT,
 	POLICY_NKINDS
 };
 
@@ -57,7 +66,8 @@ struct policy_entry {
 	int		 family;		/* address: AF_INET(6) */
 	uint8_t		 addr[16];	/* address, mac: the prefix */
 	unsigned	 plen;		/* address: bits; mac: octets;
-					   sockets, migrations: N */
+					   sockets, migrations,
+					   checkpoint: N */
 };
 
 struct policy {
@@ -74,7 +84,8 @@ int		 policy_kind_find(const char *);
 int	policy_entry_parse(enum policy_kind, const char *,
 	    struct policy_entry *, char *why, size_t len);
 
-/* The last "sockets" or "migrations" value of pol, or dflt. */
+/* The last "sockets", "migrations" or "checkpoint" value of pol, or
+ * dflt. */
 unsigned	policy_limit(const struct policy *, enum policy_kind,
 		    unsigned dflt);
 

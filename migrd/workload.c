@@ -136,9 +136,9 @@ ns_cgroup_pids(const char *ns)
 	return a;
 }
 
-int
-workload_prepare(const char *ns, const int *fds, char *const *names,
-    size_t nfds, char *const *argv, struct launch_pending *lp, char *err,
+static int
+prepare(const char *ns, const int *fds, char *const *names, size_t nfds,
+    char *const *argv, int ckpt, struct launch_pending *lp, char *err,
     size_t errlen)
 {
 	char cg[PATH_MAX], logpath[PATH_MAX];
@@ -156,6 +156,7 @@ workload_prepare(const char *ns, const int *fds, char *const *names,
 		.fds = fds, .names = names, .nfds = nfds,
 		.uid = migrd.workload_uid, .gid = migrd.workload_gid,
 		.caps = migrd.conf.workload_caps, .hide = hide,
+		.pidns = ckpt,
 	};
 
 	ns_cgroup_path(ns, cg, sizeof(cg));
@@ -163,14 +164,21 @@ workload_prepare(const char *ns, const int *fds, char *const *names,
 	return launch_prepare(&sp, lp, err, errlen);
 }
 
+int
+workload_prepare(const char *ns, const int *fds, char *const *names,
+    size_t nfds, char *const *argv, struct launch_pending *lp, char *err,
+    size_t errlen)
+{
+	return prepare(ns, fds, names, nfds, argv, 0, lp, err, errlen);
+}
+
 pid_t
 workload_start(const char *ns, const int *fds, char *const *names,
-    size_t nfds, char *const *argv, char *err, size_t errlen)
+    size_t nfds, char *const *argv, int ckpt, char *err, size_t errlen)
 {
 	struct launch_pending lp;
 
-	if (workload_prepare(ns, fds, names, nfds, argv, &lp, err,
-	    errlen) < 0)
+	if (prepare(ns, fds, names, nfds, argv, ckpt, &lp, err, errlen) < 0)
 		return -1;
 	return launch_go(&lp, err, errlen);
 }

@@ -11,15 +11,16 @@ TESTS      += $(UNIT_BINS) $(TOOL_BINS)
 $(UNIT_SRCS:%.c=$(BUILD)/%.o) $(TOOL_SRCS:%.c=$(BUILD)/%.o): \
     INC := $(INC_MIGRD) -Imigctl -Itests/workload
 
-$(BUILD)/tests/unit/%: $(BUILD)/tests/unit/%.o $(LIBMIGRD) $(LIBS_ALL)
+$(BUILD)/tests/unit/%: $(BUILD)/tests/unit/%.o $(LIBMIGRD) $(LIBCKPT) $(LIBS_ALL)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(PK_MIGRD)
 
-$(BUILD)/tests/tools/%: $(BUILD)/tests/tools/%.o $(LIBMIGRD) $(LIBS_ALL)
+$(BUILD)/tests/tools/%: $(BUILD)/tests/tools/%.o $(LIBMIGRD) $(LIBCKPT) $(LIBS_ALL)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PK_MIGRD)
 
 # the engine's tests share their socket helpers
 SK_TESTS := $(BUILD)/tests/unit/test_sk_engine $(BUILD)/tests/unit/test_sk_lossless
-$(SK_TESTS): %: %.o $(BUILD)/tests/unit/sk_util.o $(LIBMIGRD) $(LIBS_ALL)
+$(SK_TESTS): %: %.o $(BUILD)/tests/unit/sk_util.o $(LIBMIGRD) $(LIBCKPT) \
+    $(LIBS_ALL)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(PK_MIGRD)
 $(BUILD)/tests/unit/sk_util.o: INC := $(INC_MIGRD)
 

@@ -18,8 +18,10 @@ pkgs=(
 	# file (vmlab/lab: is busybox static?)
 	vde2 iproute2 nftables tcpdump socat procps psmisc openssl util-linux
 	iputils-ping ethtool groff-base jq systemd file
-	# checkpoint mode: the process engine (issue 13)
-	criu
+	# checkpoint mode: the process engine (issue 13), and the unmodified
+	# stateful program its lab test moves (redis-tools holds the server's
+	# binary; the redis-server package would start a daemon on this host)
+	criu redis-tools
 	# the drill's plots (tests/drill/drill.sh)
 	gnuplot-nox
 )

@@ -31,10 +31,11 @@ struct launch_status {
 static const char *const steps[] = {
 	"join cgroup", "enter netns", "open log", "place sockets",
 	"environment", "close inherited fds", "exec", "hide paths",
-	"drop privileges", "check the program"
+	"drop privileges", "check the program", "pid namespace", "mount /proc"
 };
-enum { ST_HIDE = 7, ST_PRIVS = 8, ST_CHECK = 9 };
+enum { ST_HIDE = 7, ST_PRIVS = 8, ST_CHECK = 9, ST_PIDNS = 10, ST_PROC = 11 };
 #define ST_READY	(-1)	/* ready for exec, waiting for the go */
+#define ST_PID		(-2)	/* pidns: err is the program's pid */
 #define NSTEPS	(int)(sizeof(steps) / sizeof(steps[0]))
 
 static __attribute__((noreturn)) void
@@ -70,19 +71,55 @@ join_names(char *const *names, size_t n)
 	return s;
 }
 
-/* A mount namespace of its own, the paths of hide covered in it. */
+/*
+ * pidns: the mounts below /run go (detached, with what is below them):
+ * every namespace's nsfs mount in /run/netns, a logged-in user's
+ * /run/user/UID, a container engine's: state of this host, which CRIU
+ * would have to find again on the next.  /run itself stays.
+ */
 static int
-hide_paths(const char *const *hide)
+drop_run_mounts(void)
 {
+	char line[PATH_MAX + 256], mp[PATH_MAX];
+	FILE *f;
+	int rc = 0;
+
+	if ((f = fopen("/proc/self/mountinfo", "re")) == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		/* ID PARENT MAJ:MIN ROOT MOUNTPOINT ... (octal escapes in
+		 * MOUNTPOINT are left: such a path is not unmounted) */
+		if (sscanf(line, "%*s %*s %*s %*s %4095s", mp) != 1 ||
+		    strncmp(mp, "/run/", 5) != 0)
+			continue;
+		if (umount2(mp, MNT_DETACH) < 0 && errno != EINVAL &&
+		    errno != ENOENT)
+			rc = -1;	/* EINVAL: gone with its parent */
+	}
+	fclose(f);
+	return rc;
+}
+
+/*
+ * A mount namespace of its own, the paths of hide covered in it.  With
+ * pidns it is private rather than a slave of ours, and the mounts below
+ * /run are gone from it (drop_run_mounts()).
+ */
+static int
+hide_paths(const struct launch_spec *sp)
+{
+	const char *const *hide = sp->hide;
 	struct stat st;
 	size_t i;
 
-	if (hide == NULL || hide[0] == NULL)
+	if ((hide == NULL || hide[0] == NULL) && !sp->pidns)
 		return 0;
-	if (unshare(CLONE_NEWNS) < 0 ||
-	    mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
+	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC |
+	    (sp->pidns ? MS_PRIVATE : MS_SLAVE), NULL) < 0)
 		return -1;
-	for (i = 0; hide[i] != NULL; i++) {
+	if (sp->pidns && drop_run_mounts() < 0)
+		return -1;
+	for (i = 0; hide != NULL && hide[i] != NULL; i++) {
 		if (stat(hide[i], &st) < 0) {
 			if (errno == ENOENT)
 				continue;
@@ -97,6 +134,32 @@ hide_paths(const char *const *hide)
 			return -1;
 	}
 	return 0;
+}
+
+/*
+ * pidns: the rest is done by pid 1 of a new pid namespace, which this
+ * child forks, reports to the caller (ST_PID) and leaves, so the program
+ * is not the child of anything of ours in its namespace.  It leads a
+ * session of its own there and mounts that namespace's /proc.
+ */
+static void
+enter_pidns(int wfd)
+{
+	struct launch_status ls = { ST_PID, 0 };
+	pid_t pid;
+
+	if (unshare(CLONE_NEWPID) < 0 || (pid = fork()) < 0)
+		child_fail(wfd, ST_PIDNS);
+	if (pid > 0) {
+		ls.err = (int)pid;
+		_exit(write(wfd, &ls, sizeof(ls)) == (ssize_t)sizeof(ls) ?
+		    0 : 126);
+	}
+	if (setsid() < 0)
+		child_fail(wfd, ST_PIDNS);
+	if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+	    NULL) < 0)
+		child_fail(wfd, ST_PROC);
 }
 
 /*
@@ -288,7 +351,7 @@ child(const struct launch_spec *sp, int wfd, int gofd)
 	close(nsfd);
 	if ((fd = open_log(sp, &dirfd)) < 0)
 		child_fail(wfd, 2);
-	if (hide_paths(sp->hide) < 0)
+	if (hide_paths(sp) < 0)
 		child_fail(wfd, ST_HIDE);
 	if (dirfd >= 0) {
 		int logfd = fd;
@@ -300,6 +363,8 @@ child(const struct launch_spec *sp, int wfd, int gofd)
 	}
 	if (hostnet >= 0)
 		close(hostnet);
+	if (sp->pidns)
+		enter_pidns(wfd);
 	/*
 	 * The sockets and the status pipe out of the way of 0..3+nfds, then
 	 * the sockets into place.  The sockets go to base.., above every
@@ -361,10 +426,10 @@ child(const struct launch_spec *sp, int wfd, int gofd)
 	child_fail(wfd, 6);
 }
 
-/* A status from the child: 0 for want, or -1 and err (the child is
- * reaped then). */
+/* A status from the child: 0 for want (its value in *val if not NULL),
+ * or -1 and err (the child is reaped then). */
 static int
-child_status(pid_t pid, int fd, int want, char *err, size_t errlen)
+child_status(pid_t pid, int fd, int want, int *val, char *err, size_t errlen)
 {
 	struct launch_status ls;
 	int status;
@@ -375,8 +440,11 @@ child_status(pid_t pid, int fd, int want, char *err, size_t errlen)
 	while (n < 0 && errno == EINTR);
 	if (want == 0 && n == 0)
 		return 0;		/* the pipe closed at exec */
-	if (n == (ssize_t)sizeof(ls) && ls.step == want)
+	if (n == (ssize_t)sizeof(ls) && ls.step == want) {
+		if (val != NULL)
+			*val = ls.err;
 		return 0;
+	}
 	if (n == (ssize_t)sizeof(ls) && ls.step >= 0 && ls.step < NSTEPS)
 		errbuf(err, errlen, "%s: %s", steps[ls.step], strerror(ls.err));
 	else
@@ -384,6 +452,20 @@ child_status(pid_t pid, int fd, int want, char *err, size_t errlen)
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
 	return -1;
+}
+
+/* pidns: the program's pid, from the child that forked it and left (it
+ * is reaped here); -1 and err if that child failed first. */
+static pid_t
+child_pidns(pid_t pid, int fd, char *err, size_t errlen)
+{
+	int status, val;
+
+	if (child_status(pid, fd, ST_PID, &val, err, errlen) < 0)
+		return -1;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	return (pid_t)val;
 }
 
 int
@@ -426,7 +508,8 @@ launch_prepare(const struct launch_spec *sp, struct launch_pending *lp,
 	}
 	close(st[1]);
 	close(go[0]);
-	if (child_status(pid, st[0], ST_READY, err, errlen) < 0) {
+	if ((sp->pidns && (pid = child_pidns(pid, st[0], err, errlen)) < 0) ||
+	    child_status(pid, st[0], ST_READY, NULL, err, errlen) < 0) {
 		close(st[0]);
 		close(go[1]);
 		return -1;
@@ -447,7 +530,7 @@ launch_go(struct launch_pending *lp, char *err, size_t errlen)
 		errbuf_errno(err, errlen, "the workload is gone");
 		rc = -1;
 	} else
-		rc = child_status(pid, lp->status, 0, err, errlen);
+		rc = child_status(pid, lp->status, 0, NULL, err, errlen);
 	close(lp->go);
 	close(lp->status);
 	lp->pid = -1;
@@ -468,6 +551,25 @@ launch_cancel(struct launch_pending *lp)
 		;
 	lp->pid = -1;
 	lp->go = lp->status = -1;
+}
+
+int
+launch_keeper(const struct launch_spec *sp, char *err, size_t errlen)
+{
+	int fd, dirfd, out;
+
+	if ((fd = open_log(sp, &dirfd)) < 0) {
+		errbuf_errno(err, errlen, "open log");
+		return -1;
+	}
+	if (dirfd < 0)
+		return fd;
+	out = start_keeper(sp, dirfd, fd, -1);
+	close(fd);
+	close(dirfd);
+	if (out < 0)
+		errbuf_errno(err, errlen, "start the log keeper");
+	return out;
 }
 
 pid_t

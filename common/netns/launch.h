@@ -21,6 +21,16 @@
  * tmpfs, a file by /dev/null (the caller's key, its state): what it
  * cannot see it cannot read, whoever it runs as.
  *
+ * With pidns (checkpoint mode's container shape) the program is pid 1 of
+ * a pid namespace of its own, the leader of its own session there, in a
+ * private mount namespace (CRIU cannot dump one that is the slave of a
+ * mount outside) with a /proc of that pid namespace and without the
+ * mounts below /run (nsfs mounts of /run/netns, per-user and per-engine
+ * state: this host's, which CRIU would have to find on the next).  The child that sets
+ * it up forks it and exits, so it is reparented: the caller must be a
+ * child subreaper (PR_SET_CHILD_SUBREAPER) to reap it.  As the init of its
+ * namespace it gets only the signals it handles, SIGKILL and SIGSTOP.
+ *
  * A close-on-exec pipe reports a failure before exec to the caller, so
  * launch_workload() returns the pid only once the program runs, and -1
  * with the step that failed in err ("join cgroup: ...", "exec: ...")
@@ -57,9 +67,19 @@ struct launch_spec {
 	gid_t		  gid;
 	uint64_t	  caps;		/* bit per CAP_*: kept, ambient */
 	const char *const *hide;	/* NULL-terminated, or NULL */
+	int		  pidns;	/* pid 1 of a pid namespace */
 };
 
 pid_t	launch_workload(const struct launch_spec *, char *err, size_t errlen);
+
+/*
+ * A log keeper alone, as launch_workload() starts one for its program
+ * (logpath, logmax and cgroup of sp; logmax 0: the log itself): the
+ * descriptor to write the log through (close-on-exec), or -1 and err.
+ * For a program that comes with its own descriptors: one that CRIU
+ * restores, given this as its output.
+ */
+int	launch_keeper(const struct launch_spec *, char *err, size_t errlen);
 
 /*
  * The same in two steps, so that the caller can give up while nothing

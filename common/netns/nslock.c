@@ -105,11 +105,16 @@ nslock_gate(const char *ns, char *err, size_t errlen)
 	return nft_in_ns(ns, gate_rules, NULL, 0, err, errlen);
 }
 
-/* Drop the lock and the gate, whichever is there, in one transaction. */
+/*
+ * Drop the lock and the gate, whichever is there, in one transaction,
+ * with the lock CRIU's dump leaves (checkpoint mode: "inet CRIU-PID",
+ * which drops everything but its own marked packets).
+ */
 int
 nslock_release(const char *ns, char *err, size_t errlen)
 {
-	char out[4096] = "", script[256] = "";
+	char out[4096] = "", script[1024] = "", *p, *end;
+	size_t n, off = 0;
 
 	if (nft_in_ns(ns, "list tables\n", out, sizeof(out), err, errlen) < 0)
 		return -1;
@@ -119,6 +124,17 @@ nslock_release(const char *ns, char *err, size_t errlen)
 		strcat(script, "delete table arp " NSLOCK_TABLE "\n");
 	if (strstr(out, "table inet " NSLOCK_GATE "\n") != NULL)
 		strcat(script, "delete table inet " NSLOCK_GATE "\n");
+	off = strlen(script);
+	for (p = out; (p = strstr(p, "table inet CRIU-")) != NULL; p = end) {
+		end = p + strlen("table inet CRIU-");
+		n = strspn(end, "0123456789");
+		if (n == 0 || n > 10 || end[n] != '\n')
+			continue;
+		off += (size_t)snprintf(script + off, sizeof(script) - off,
+		    "delete table inet CRIU-%.*s\n", (int)n, end);
+		if (off >= sizeof(script) - 48)
+			break;
+	}
 	if (script[0] == '\0')
 		return 0;
 	return nft_in_ns(ns, script, NULL, 0, err, errlen);

@@ -513,6 +513,12 @@ report_json(const struct mig *m, const char *outcome)
 		json_object_set_new(r, "reason", json_string(m->reason));
 	if (r != NULL)
 		json_object_set_new(r, "lock", replay_report(m));
+	/* checkpoint mode: CRIU's part (source) */
+	if (r != NULL && m->ck)
+		json_object_set_new(r, "checkpoint", json_pack("{s:f,s:I,s:I}",
+		    "dump_ms", (double)(long long)(m->ck_ms * 10) / 10,
+		    "images", (json_int_t)m->ck_images, "image_bytes",
+		    (json_int_t)m->ck_bytes));
 	return r;
 }
 
@@ -1033,6 +1039,9 @@ mig_init(void)
 		    fd < FDS_HIGH)
 			;
 	}
+	/* checkpoint images a dead migrd left: no migration outlives it
+	 * needing them (a restarted one rolls back, commits or discards) */
+	ckpt_purge();
 	snprintf(path, sizeof(path), "%s/%s", migrd.conf.state_dir,
 	    STATE_FILE);
 	/* unreadable: a migration in doubt may be in there, and going on

@@ -203,13 +203,14 @@ checked(void *arg, int nsocks, const char *why, json_t *reasons)
 		return;
 	}
 	argv = ns_workload_argv(ns);
+	json_decref(argv);	/* ns keeps its own reference */
 	if ((c->timer = evtimer_new(migrd.base, check_timeout, c)) == NULL ||
 	    evtimer_add(c->timer, &tv) == -1 ||
 	    peer_send(host, MSG_MIG_CHECK, json_pack("{s:s,s:s,s:s,s:o,s:o,"
 	    "s:i,s:o*}", "mig", c->id, "ns", ns, "from", migrd.conf.hostname,
 	    "namespace", ns_describe(ns), "records", records, "sockets",
 	    nsocks > 0 ? nsocks : 0, "workload",
-	    argv ? json_pack("{s:o}", "argv", argv) : NULL)) == -1) {
+	    ckpt_workload_json(ns, argv))) == -1) {
 		snprintf(c->msg, sizeof(c->msg), "cannot ask %s", host);
 		control_finish(c->ctl, RES_PEER_DOWN, c->msg, NULL);
 		check_free(c);

@@ -179,30 +179,32 @@ parse_records(json_t *records, struct nsdump *nd, char *why, size_t len)
 	return 0;
 }
 
-/* The workload: null, or {argv} of a program this host has. */
+/* The workload: null, or {argv[, checkpoint]} of a program this host
+ * has. */
 static int
-check_workload(json_t *wl, json_t **argv, char *why, size_t len)
+check_workload(json_t *wl, struct prep *p, char *why, size_t len)
 {
 	json_error_t jerr;
 	const char *prog;
+	json_t *ck = NULL;
 
-	*argv = NULL;
+	p->argv = NULL;
 	if (json_is_null(wl))
 		return 0;
-	if (json_unpack_ex(wl, &jerr, JSON_STRICT, "{s:o}", "argv",
-	    argv) == -1) {
+	if (json_unpack_ex(wl, &jerr, JSON_STRICT, "{s:o,s?o}", "argv",
+	    &p->argv, "checkpoint", &ck) == -1) {
 		snprintf(why, len, "workload: %s", jerr.text);
 		return -1;
 	}
-	if (ns_argv_check(*argv, why, len) != RES_OK)
+	if (ns_argv_check(p->argv, why, len) != RES_OK)
 		return -1;
-	prog = json_string_value(json_array_get(*argv, 0));
+	prog = json_string_value(json_array_get(p->argv, 0));
 	if (prog[0] != '/' || access(prog, X_OK) == -1) {
 		snprintf(why, len, "workload %.200s is not an executable "
 		    "path on %s", prog, migrd.conf.hostname);
 		return -1;
 	}
-	return 0;
+	return ck != NULL ? ckpt_prep_parse(ck, p, why, len) : 0;
 }
 
 int
@@ -245,7 +247,7 @@ prep_parse(const char *peer, json_t *msg, struct prep *p, char *why,
 		return -1;
 	}
 	if (ns_describe_check(p->desc, why, len) != RES_OK ||
-	    check_workload(wl, &p->argv, why, len) == -1)
+	    check_workload(wl, p, why, len) == -1)
 		return -1;
 	if ((p->nd = calloc(1, sizeof(*p->nd))) == NULL) {
 		snprintf(why, len, "out of memory");
@@ -280,7 +282,8 @@ prep_validate(const char *peer, json_t *msg, struct prep *p, char *why,
 		goto out_free;
 	}
 	if (policy_check(peer, &pc->allow, p->ns, p->desc, p->nd, p->argv,
-	    why, len) == -1 || sockets_fit(peer, &pc->allow, p, why, len) == -1)
+	    why, len) == -1 || sockets_fit(peer, &pc->allow, p, why, len) == -1 ||
+	    ckpt_prep_allowed(peer, p, &p->ck_max, why, len) == -1)
 		goto out_free;
 	/* each one coming in may go live: room for its entry */
 	if (committed_count(peer) + incoming(peer) >= COMMITTED_PER_PEER) {
@@ -351,6 +354,10 @@ dst_prepare(const char *peer, json_t *msg)
 	m->sock_budget = p.budget;
 	m->desc = json_incref(p.desc);
 	m->argv = p.argv ? json_incref(p.argv) : NULL;
+	m->ck = p.ckpt;
+	m->ck_max = p.ck_max;
+	snprintf(m->ck_stdout, sizeof(m->ck_stdout), "%s",
+	    p.ck_stdout ? p.ck_stdout : "");
 	/* The one write of "prepared" (a restart finds the half-built
 	 * namespace there), made before the step: a state folder that
 	 * cannot take this migration (a full disk) would fail it at the
@@ -463,7 +470,11 @@ live_done(struct mig *m)
 		log_warnx("migration %s: %s", m->id, m->reason);
 		m->pid = 0;
 	}
-	ns_adopt(m->ns, m->desc, m->argv, m->pid);
+	if (m->ck) {
+		ckpt_dst_go(m);
+		m->pid = m->ck_root;
+	}
+	ns_adopt(m->ns, m->desc, m->argv, m->pid, m->ck);
 	if ((ns = strdup(m->ns)) != NULL &&
 	    event_base_once(migrd.base, -1, EV_TIMEOUT, reannounce_cb, ns,
 	    &gap) == -1)
@@ -734,6 +745,18 @@ restore_whole(struct mig *m, struct sk_record *rec, uint64_t seq)
 		    (unsigned long long)seq);
 		return;
 	}
+	if (m->ck && (rec->u.sock->proto != SK_PROTO_TCP ||
+	    (rec->u.sock->flags & SK_F_PARENT))) {
+		mig_fail(m, "socket record %llu: checkpoint mode carries TCP "
+		    "sockets held by the program only", (unsigned long long)seq);
+		return;
+	}
+	/* checkpoint mode: CRIU restores the listeners itself (an empty
+	 * accept queue was the source's condition) */
+	if (m->ck && rec->u.sock->state == SK_ST_LISTEN) {
+		m->rx.seq++;
+		return;
+	}
 	if (migdst_restore(&m->dst, rec->u.sock, err, sizeof(err)) < 0) {
 		mig_fail(m, "socket record %llu could not be restored: %s",
 		    (unsigned long long)seq, err);
@@ -750,10 +773,11 @@ rx_record(struct rx_stream *rx, json_t *msg, json_int_t *seq, json_t **raw,
 	json_error_t jerr;
 	char err[200];
 	const char *id;
-	json_t *r;
+	json_t *r, *holders;
 
-	if (json_unpack_ex(msg, &jerr, JSON_STRICT, "{s:s,s:I,s:o}", "mig",
-	    &id, "seq", seq, "record", &r) == -1) {
+	/* holders: checkpoint mode's (ckpt_dst_holders()) */
+	if (json_unpack_ex(msg, &jerr, JSON_STRICT, "{s:s,s:I,s:o,s?o}",
+	    "mig", &id, "seq", seq, "record", &r, "holders", &holders) == -1) {
 		snprintf(why, len, "malformed record: %s", jerr.text);
 		return -1;
 	}
@@ -849,7 +873,7 @@ take_commit(struct mig *m)
 {
 	char why[256];
 
-	if (m->state == MD_READY && m->live.pid <= 0 &&
+	if (m->state == MD_READY && !m->ck && m->live.pid <= 0 &&
 	    live_prepare(m, why, sizeof(why)) < 0) {
 		mig_fail(m, "%s cannot start %s's workload: %s",
 		    migrd.conf.hostname, m->ns, why);
@@ -889,6 +913,15 @@ restore_record(struct mig *m, json_t *msg)
 		return;
 	}
 	mig_count_kind(&m->kinds, r);
+	if (ckpt_dst_holders(m, m->rx.rec.u.sock->id,
+	    json_object_get(msg, "holders"), why, sizeof(why)) < 0) {
+		if (rc == 0)
+			rx_free(&m->rx);
+		else
+			sk_record_clear(&m->rx.rec);
+		mig_fail(m, "%s", why);
+		return;
+	}
 	if (rc == 0)
 		return;
 	restore_taken(m, (uint64_t)seq);
@@ -931,7 +964,17 @@ dst_rx(struct mig *m, int type, json_t *msg)
 			mig_fail(m, "%s", why);
 			break;
 		}
+		if (m->ck) {	/* READY once CRIU restored the program */
+			if (m->ck_helper == NULL && m->ck_root == 0)
+				ckpt_dst_restore(m, msg);
+			break;
+		}
 		mig_event(m, ME_RX_DUMP_DONE);
+		break;
+	case MSG_MIG_IMAGE:
+		if (m->state == MD_PREPARED && m->ck_helper == NULL &&
+		    ckpt_dst_image(m, msg, why, sizeof(why)) < 0)
+			mig_fail(m, "%s", why);
 		break;
 	case MSG_MIG_COMMIT:
 		/* fault: a destination that hears COMMIT and never answers */
@@ -972,6 +1015,7 @@ dst_cleanup(struct mig *m)
 		event_free(m->live_ev);
 	m->live_ev = NULL;
 	launch_cancel(&m->live);
+	ckpt_cleanup(m);
 	probe_done(m);
 	rx_free(&m->rx);
 	migdst_free(&m->dst);	/* discards whatever is still built */

@@ -11,6 +11,7 @@
 #include <jansson.h>
 
 #include "config.h"
+#include "imgdir.h"
 #include "launch.h"
 #include "migdst.h"
 #include "migfsm.h"
@@ -33,8 +34,20 @@ enum mig_phase {
 	PH_DOWNTIME, PH_TOTAL, PH__MAX
 };
 
+struct helper;
 struct outrec;
 struct srccheck;
+
+/* Checkpoint mode: a task that held a socket, at which number (the
+ * destination puts the restored socket there). */
+struct ck_holder {
+	uint64_t	id;		/* the socket's record id */
+	pid_t		nspid;		/* in the program's pid namespace */
+	int		fd;
+};
+
+/* The source's checkpoint steps, after the sockets are dumped. */
+enum ck_phase { CK_NONE, CK_DUMPING, CK_SENDING, CK_SENT };
 
 /* The socket records a destination takes in, in order: each whole in
  * MIG_RECORD, or announced there and completed by MIG_CHUNKs. */
@@ -101,6 +114,29 @@ struct mig {
 	json_t			*argv;		/* the workload, or NULL */
 	double			 ms[PH__MAX];
 	struct mig_kinds	 kinds;
+	/* checkpoint mode (mig_ckpt.c): the program moves with its memory,
+	 * through CRIU; ck_root 0 is light mode */
+	pid_t			 ck_root;	/* source: the program's pid;
+						   destination: the restored
+						   root's, once restored */
+	int			 ck;		/* checkpoint mode */
+	char			 ck_stdout[32];	/* "pipe:[INO]" its output
+						   went to, or "" */
+	char			 ck_dir[PATH_MAX + 96];	/* CRIU's images:
+						   STATE_DIR/ckpt/SIDE-NS */
+	struct helper		*ck_helper;	/* criu dump or restore */
+	enum ck_phase		 ck_phase;	/* source */
+	struct imgdir_file	*ck_files;	/* source: sent in turn */
+	size_t			 ck_nfiles, ck_file;
+	uint64_t		 ck_off;	/* into ck_files[ck_file] */
+	size_t			 ck_images;	/* source: files CRIU wrote */
+	uint64_t		 ck_bytes;	/* of images sent, or taken */
+	uint64_t		 ck_max;	/* destination: the most */
+	struct imgdir_rx	 ck_rx;		/* destination */
+	int			 ck_rx_open;
+	struct ck_holder	*ck_holders;	/* destination */
+	size_t			 ck_nholders, ck_capholders;
+	double			 ck_ms;		/* criu dump or restore */
 	uint64_t		 queued;	/* bytes in socket queues */
 	uint64_t		 streamed;	/* bytes of records sent */
 	uint64_t		 encoded;	/* the same, as JSON */
@@ -213,9 +249,12 @@ json_t	*replay_report(const struct mig *);
 struct prep {
 	const char	*id, *ns;
 	json_t		*desc, *argv;
+	int		 ckpt;		/* checkpoint mode */
+	const char	*ck_stdout;	/* "pipe:[INO]" or "" */
 	struct nsdump	*nd;
 	json_int_t	 sockets;	/* as the source counted them */
 	uint64_t	 budget;	/* prep_validate: what it may send */
+	uint64_t	 ck_max;	/* prep_validate: bytes of images */
 };
 /*
  * The message alone, field by field (the peer is authenticated, not
@@ -264,5 +303,51 @@ int	mig_persist(const char *fault);
 const char *mig_persist_error(void);
 /* mig.c: (re)start the deadline of the state m is in */
 void	mig_arm_timer(struct mig *);
+
+/*
+ * mig_ckpt.c: checkpoint mode, where CRIU moves the program with its
+ * memory and the engine its sockets (docs/design.md, "Checkpoint mode").
+ */
+/* PREPARE's and CHECK's "workload": {argv[, checkpoint]} for ns, or
+ * NULL without argv. */
+json_t	*ckpt_workload_json(const char *ns, json_t *argv);
+/* Source, in the check's process: "criu check" on this host; 0, or -1
+ * and why (its last error). */
+int	ckpt_criu_check(char *why, size_t len);
+/* Source, once frozen: what checkpoint mode cannot carry yet (a UDP
+ * socket, a listener with connections waiting to be accepted): 0, or -1
+ * and why. */
+int	ckpt_src_precheck(struct mig *, char *why, size_t len);
+/* Source: where the socket just dumped was held, as MIG_RECORD's
+ * "holders" (the last item of m->src), or NULL. */
+json_t	*ckpt_src_holders(struct mig *);
+/* Source, once every socket has gone: 1 when the images have gone too
+ * (DUMP_DONE may follow), 0 while CRIU dumps or the channel is full
+ * (m->work is armed again when there is more to do), -1 when the
+ * migration failed (m may be gone). */
+int	ckpt_src_step(struct mig *);
+/* Source: the tasks CRIU left stopped go on (after a rollback's thaw). */
+void	ckpt_src_resume(const char *ns, const char *cgroup);
+/* Destination: a PREPARE's workload.checkpoint (prep_parse). */
+int	ckpt_prep_parse(json_t *ck, struct prep *, char *why, size_t len);
+/* Destination, at PREPARE: may peer move a checkpointed program here?
+ * 0 and the most bytes of images it may send in *max, or -1 and why. */
+int	ckpt_prep_allowed(const char *peer, const struct prep *,
+	    uint64_t *max, char *why, size_t len);
+/* Destination: MIG_IMAGE, and a record's "holders". */
+int	ckpt_dst_image(struct mig *, json_t *msg, char *why, size_t len);
+int	ckpt_dst_holders(struct mig *, uint64_t id, json_t *holders,
+	    char *why, size_t len);
+/* Destination, at DUMP_DONE: check what came, start CRIU's restore; it
+ * ends in ME_RX_DUMP_DONE or in a failure. */
+void	ckpt_dst_restore(struct mig *, json_t *msg);
+/* Destination, going live: the restored tree runs. */
+void	ckpt_dst_go(struct mig *);
+/* Either side: the helper stopped (a source's dump is let finish), the
+ * images deleted.  A rollback calls it first, so that no CRIU is at work
+ * in the tasks it thaws. */
+void	ckpt_cleanup(struct mig *);
+/* At startup: images a dead migrd left. */
+void	ckpt_purge(void);
 
 #endif

@@ -122,6 +122,8 @@ checked(void *arg, int nsocks, const char *why, json_t *reasons)
 	m->records = records;
 	m->desc = ns_describe(m->ns);
 	m->argv = ns_workload_argv(m->ns);
+	m->ck_root = ns_workload_ckpt(m->ns);
+	m->ck = m->ck_root > 0;
 	if ((m->work = evtimer_new(migrd.base, work_cb, m)) == NULL ||
 	    evtimer_add(m->work, &zero) == -1) {
 		refuse_early(m, RES_SYSTEM, "cannot schedule the migration");
@@ -185,6 +187,7 @@ struct outrec {
 	TAILQ_ENTRY(outrec)	 entry;
 	json_t			*rec;		/* sent: NULL */
 	struct sk_state		*st;		/* its chunks' source, or NULL */
+	json_t			*holders;	/* checkpoint mode: [[pid, fd]] */
 	uint64_t		 seq;
 	int			 part;		/* next chunk: part, offset */
 	uint32_t		 off;
@@ -195,6 +198,7 @@ outrec_free(struct mig *m, struct outrec *o)
 {
 	TAILQ_REMOVE(&m->outq, o, entry);
 	json_decref(o->rec);
+	json_decref(o->holders);
 	sk_state_free(o->st);
 	free(o);
 }
@@ -256,8 +260,9 @@ outq_pump(struct mig *m)
 		before = peer_output_len(m->peer);
 		json0 = peer_tx_json(m->peer);
 		if (o->rec != NULL) {
-			rc = mig_send(m, MSG_MIG_RECORD, json_pack("{s:I,s:O}",
-			    "seq", (json_int_t)o->seq, "record", o->rec));
+			rc = mig_send(m, MSG_MIG_RECORD, json_pack("{s:I,s:O,"
+			    "s:O*}", "seq", (json_int_t)o->seq, "record", o->rec,
+			    "holders", o->holders));
 			json_decref(o->rec);
 			o->rec = NULL;
 		} else if ((rc = next_chunk(m, o)) == 0)
@@ -284,6 +289,7 @@ emit_record(json_t *rec, struct sk_state *st, void *arg)
 	mig_count_kind(&m->kinds, rec);
 	o->rec = rec;
 	o->st = st;
+	o->holders = st != NULL ? ckpt_src_holders(m) : NULL;
 	o->seq = ++m->seq;
 	TAILQ_INSERT_TAIL(&m->outq, o, entry);
 	return 0;
@@ -292,18 +298,30 @@ emit_record(json_t *rec, struct sk_state *st, void *arg)
 static void
 dump_done(struct mig *m)
 {
-	m->ms[PH_DUMP] = m->src.fig.dump_ms;
+	/* the sockets, and CRIU's dump of the program in checkpoint mode */
+	m->ms[PH_DUMP] = m->src.fig.dump_ms + (m->ck ? m->ck_ms : 0);
 	m->queued = m->src.fig.queued_bytes;
 	m->kinds.accepted = (unsigned)m->src.fig.accepted;
 	m->t_dump_done = mono_ms();
-	if (mig_send(m, MSG_MIG_DUMP_DONE, json_pack("{s:I}", "records",
-	    (json_int_t)m->seq)) == -1) {
+	if (mig_send(m, MSG_MIG_DUMP_DONE, json_pack("{s:I,s:o*}", "records",
+	    (json_int_t)m->seq, "images", m->ck ? json_pack("{s:I,s:I}",
+	    "files", (json_int_t)m->ck_nfiles, "bytes",
+	    (json_int_t)m->ck_bytes) : NULL)) == -1) {
 		mig_fail(m, "channel to %s lost during the dump", m->peer);
 		return;
 	}
-	mig_progress(m, "dump", "%llu sockets dumped and streamed, %llu "
-	    "bytes of records (%llu of JSON)", (unsigned long long)m->seq,
-	    (unsigned long long)m->streamed, (unsigned long long)m->encoded);
+	if (m->ck)
+		mig_progress(m, "dump", "%llu sockets and %zu images dumped "
+		    "and streamed, %llu bytes on the channel (%llu of JSON)",
+		    (unsigned long long)m->seq, m->ck_nfiles,
+		    (unsigned long long)m->streamed,
+		    (unsigned long long)m->encoded);
+	else
+		mig_progress(m, "dump", "%llu sockets dumped and streamed, "
+		    "%llu bytes of records (%llu of JSON)",
+		    (unsigned long long)m->seq,
+		    (unsigned long long)m->streamed,
+		    (unsigned long long)m->encoded);
 	if (mig_fault("channel-drop"))
 		peer_drop(m->peer, "fault injected: channel-drop");
 }
@@ -350,6 +368,9 @@ dump_step(struct mig *m)
 		if (rc == 0)
 			m->dumped = 1;	/* once what waits has left */
 	}
+	/* checkpoint mode: CRIU's dump of the program, and its images */
+	if (m->ck && ckpt_src_step(m) <= 0)
+		return;
 	dump_done(m);
 }
 
@@ -428,6 +449,11 @@ frozen_now(struct mig *m)
 	    m->src.set.nsocks, m->ms[PH_FREEZE]);
 	if (mig_fault("src-freeze")) {
 		mig_fail(m, "fault injected after the freeze");
+		return;
+	}
+	if (m->ck && ckpt_src_precheck(m, err, sizeof(err)) < 0) {
+		mig_fail(m, "checkpoint mode cannot move %s now: %.200s",
+		    m->ns, err);
 		return;
 	}
 	evtimer_add(m->work, &now);
@@ -626,8 +652,7 @@ src_action(struct mig *m, unsigned action)
 		    "s:i,s:o*}", "ns", m->ns, "from", migrd.conf.hostname,
 		    "namespace", m->desc, "records", m->records, "sockets",
 		    m->checked_socks, "workload",
-		    m->argv ? json_pack("{s:O}", "argv", m->argv) : NULL)) ==
-		    -1)
+		    ckpt_workload_json(m->ns, m->argv))) == -1)
 			mig_fail(m, "cannot send prepare to %s", m->peer);
 		break;
 	case MA_FREEZE_DUMP:
@@ -636,6 +661,7 @@ src_action(struct mig *m, unsigned action)
 	case MA_ROLLBACK:
 		m->gating = 0;
 		m->orphaning = 0;
+		ckpt_cleanup(m);	/* CRIU out of the tasks first */
 		if (m->freezing) {
 			/* given up while the freeze was under way: thaw */
 			m->freezing = 0;
@@ -652,6 +678,8 @@ src_action(struct mig *m, unsigned action)
 				    "not clean: %s", m->id, m->ns, err);
 			migsrc_free(&m->src);
 			m->have_src = 0;
+			/* checkpoint mode: what CRIU left stopped goes on */
+			ckpt_src_resume(m->ns, m->cgroup);
 			/* the sockets are live and unlocked again: what
 			 * came meanwhile is theirs */
 			replay_src_rollback(m);
@@ -834,6 +862,7 @@ src_cleanup(struct mig *m)
 {
 	srccheck_cancel(m->check);
 	m->check = NULL;
+	ckpt_cleanup(m);
 	src_outq_free(m);
 	/* neither committed nor rolled back (migrd stops in doubt): the
 	 * sockets stay in repair for the next migrd */

@@ -1,169 +1,88 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * migsrc_check() in a child process (srccheck.h).
+ * migsrc_check() in a child process (srccheck.h), through helper.h.
  */
-#include <errno.h>
-#include <fcntl.h>
-#include <signal.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/types.h>
 #include <unistd.h>
 
-#include <event2/event.h>
-
+#include "helper.h"
 #include "log.h"
 #include "mig_priv.h"
 #include "migrd.h"
 #include "migsrc.h"
+#include "ns.h"
 #include "srccheck.h"
 
 /* The verdict's JSON: every reason of thousands of sockets fits. */
 #define SRCCHECK_OUT_MAX	(4 * 1024 * 1024)
 
 struct srccheck {
-	pid_t			 pid;
-	int			 fd;
-	struct event		*ev;
-	char			*buf;
-	size_t			 len, cap;
+	struct helper		*h;
+	char			 ns[64];
+	char			 cgroup[PATH_MAX];
 	srccheck_done_fn	*done;
 	void			*arg;
 };
 
-static void
-write_all(int fd, const char *p, size_t n)
+/* In the helper's process: look, and answer. */
+static json_t *
+child(void *arg)
 {
-	ssize_t w;
-
-	while (n > 0) {
-		if ((w = write(fd, p, n)) < 0) {
-			if (errno == EINTR)
-				continue;
-			_exit(1);
-		}
-		p += w;
-		n -= (size_t)w;
-	}
-}
-
-/* The child: look, answer, leave without running anything of the
- * parent's (no atexit, no flush of its buffers). */
-static void __attribute__((noreturn))
-child(int fd, const char *ns, const char *cgroup, pid_t parent)
-{
-	static const int sigs[] = { SIGTERM, SIGINT, SIGHUP, SIGCHLD };
-	char why[4096];
-	json_t *reasons, *o;
-	char *s;
-	size_t i;
+	const struct srccheck *c = arg;
+	char why[4096], one[600];
+	json_t *reasons;
 	int n;
 
-	/* migrd's handlers write to its loop's socketpair: not ours */
-	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-		signal(sigs[i], SIG_DFL);
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (getppid() != parent)
-		_exit(1);	/* migrd died before the line above */
 	if ((reasons = json_array()) == NULL)
-		_exit(1);
+		return NULL;
 	if (mig_fault("src-check-die"))
 		_exit(1);
 	if (mig_fault("src-check-slow"))
 		sleep(15);
-	n = migsrc_check(ns, cgroup, why, sizeof(why), reasons);
-	o = json_pack("{s:i,s:s,s:o}", "n", n, "why", why, "reasons",
+	n = migsrc_check(c->ns, c->cgroup, why, sizeof(why), reasons);
+	/* checkpoint mode: can CRIU work on this host at all? */
+	if (ns_workload_ckpt(c->ns) > 0 && ckpt_criu_check(one,
+	    sizeof(one)) < 0) {
+		json_array_append_new(reasons, json_string(one));
+		if (n >= 0)
+			snprintf(why, sizeof(why), "%s", one);
+		n = -1;
+	}
+	return json_pack("{s:i,s:s,s:o}", "n", n, "why", why, "reasons",
 	    reasons);
-	if (o == NULL || (s = json_dumps(o, JSON_COMPACT)) == NULL)
-		_exit(1);
-	write_all(fd, s, strlen(s));
-	_exit(0);
 }
 
+/* The answer, or a failure to get one: tell the owner. */
 static void
-srccheck_free(struct srccheck *c)
+finish(void *arg, json_t *o, const char *failure)
 {
-	if (c->ev != NULL)
-		event_free(c->ev);
-	if (c->fd != -1)
-		close(c->fd);
-	free(c->buf);
-	free(c);
-}
-
-/* The child's answer is whole (EOF): read it, forget the child (the
- * SIGCHLD handler reaps it), then tell the owner. */
-static void
-finish(struct srccheck *c, const char *failure)
-{
+	struct srccheck *c = arg;
 	srccheck_done_fn *done = c->done;
-	void *arg = c->arg;
+	void *darg = c->arg;
 	const char *why = "";
-	json_t *o = NULL, *reasons = NULL;
-	char text[160];
+	json_t *reasons = NULL, *one;
+	char text[200];
 	int n = -1;
 
-	if (failure == NULL &&
-	    ((o = json_loadb(c->buf, c->len, 0, NULL)) == NULL ||
-	    json_unpack(o, "{s:i,s:s,s:o}", "n", &n, "why", &why,
-	    "reasons", &reasons) == -1 || !json_is_array(reasons))) {
+	free(c);
+	if (failure == NULL && (json_unpack(o, "{s:i,s:s,s:o}", "n", &n,
+	    "why", &why, "reasons", &reasons) == -1 ||
+	    !json_is_array(reasons))) {
 		failure = "the check's process ended before it answered";
 		n = -1;
 	}
 	if (failure != NULL) {
-		snprintf(text, sizeof(text), "%s", failure);
-		why = text;
-		reasons = NULL;
-	}
-	srccheck_free(c);
-	if (reasons == NULL) {
-		json_t *one = json_pack("[s]", why);
-
-		done(arg, n, why, one);
+		snprintf(text, sizeof(text), "%s%s", strncmp(failure, "the ",
+		    4) == 0 ? "" : "the check: ", failure);
+		one = json_pack("[s]", text);
+		done(darg, -1, text, one);
 		json_decref(one);
-	} else
-		done(arg, n, why, reasons);
-	json_decref(o);
-}
-
-static void
-readable(evutil_socket_t fd, short what, void *arg)
-{
-	struct srccheck *c = arg;
-	ssize_t r;
-	char *nb;
-
-	(void)what;
-	if (c->len == c->cap) {
-		if (c->cap > SRCCHECK_OUT_MAX) {
-			kill(c->pid, SIGKILL);
-			finish(c, "the check's answer is too long");
-			return;
-		}
-		c->cap = c->cap == 0 ? 16384 : 2 * c->cap;
-		if ((nb = realloc(c->buf, c->cap)) == NULL) {
-			log_warn("%s: realloc", __func__);
-			kill(c->pid, SIGKILL);
-			finish(c, "out of memory reading the check's answer");
-			return;
-		}
-		c->buf = nb;
-	}
-	if ((r = read(fd, c->buf + c->len, c->cap - c->len)) < 0) {
-		if (errno == EINTR || errno == EAGAIN)
-			return;
-		log_warn("%s: read", __func__);
-		kill(c->pid, SIGKILL);
-		finish(c, "cannot read the check's answer");
 		return;
 	}
-	if (r > 0) {
-		c->len += (size_t)r;
-		return;
-	}
-	finish(c, NULL);
+	done(darg, n, why, reasons);
 }
 
 struct srccheck *
@@ -171,44 +90,21 @@ srccheck_start(const char *ns, const char *cgroup, srccheck_done_fn *done,
     void *arg, char *why, size_t len)
 {
 	struct srccheck *c;
-	pid_t parent = getpid();
-	int p[2];
 
 	if ((c = calloc(1, sizeof(*c))) == NULL) {
 		snprintf(why, len, "out of memory");
 		return NULL;
 	}
-	c->fd = -1;
+	snprintf(c->ns, sizeof(c->ns), "%s", ns);
+	snprintf(c->cgroup, sizeof(c->cgroup), "%s", cgroup);
 	c->done = done;
 	c->arg = arg;
-	if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0) {
-		snprintf(why, len, "pipe: %s", strerror(errno));
+	if ((c->h = helper_start("check", SRCCHECK_OUT_MAX, child, c, finish,
+	    c, why, len)) == NULL) {
 		free(c);
 		return NULL;
 	}
-	if ((c->pid = fork()) < 0) {
-		snprintf(why, len, "fork: %s", strerror(errno));
-		close(p[0]);
-		close(p[1]);
-		free(c);
-		return NULL;
-	}
-	if (c->pid == 0) {
-		close(p[0]);
-		/* the child writes with blocking writes */
-		fcntl(p[1], F_SETFL, 0);
-		child(p[1], ns, cgroup, parent);
-	}
-	close(p[1]);
-	c->fd = p[0];
-	if ((c->ev = event_new(migrd.base, c->fd, EV_READ | EV_PERSIST,
-	    readable, c)) == NULL || event_add(c->ev, NULL) == -1) {
-		snprintf(why, len, "cannot watch the check's process");
-		kill(c->pid, SIGKILL);
-		srccheck_free(c);
-		return NULL;
-	}
-	log_debug("check of %s: pid %ld", ns, (long)c->pid);
+	log_debug("check of %s: pid %ld", ns, (long)helper_pid(c->h));
 	return c;
 }
 
@@ -217,6 +113,6 @@ srccheck_cancel(struct srccheck *c)
 {
 	if (c == NULL)
 		return;
-	kill(c->pid, SIGKILL);
-	srccheck_free(c);
+	helper_cancel(c->h);
+	free(c);
 }

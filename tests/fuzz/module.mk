@@ -28,7 +28,7 @@ FUZZ_CFLAGS  := -g -O1 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror \
 	-fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined \
 	-fno-sanitize-recover=undefined
 FUZZ_SRCS    := $(wildcard common/*.c common/engine/*.c common/records/*.c \
-	common/netns/*.c) $(MIGRD_SRCS) migctl/parser.c
+	common/netns/*.c common/ckpt/*.c) $(MIGRD_SRCS) migctl/parser.c
 FUZZ_LIB     := $(BUILD)/tests/fuzz/libfuzz.a
 FUZZ_BINS    := $(FUZZ_TARGETS:%=$(BUILD)/tests/fuzz/fuzz_%)
 FUZZ_SMOKES  := $(FUZZ_TARGETS:%=$(BUILD)/tests/unit/fuzz_%)
@@ -39,7 +39,9 @@ TESTS += $(FUZZ_BINS) $(FUZZ_SMOKES)
 $(FUZZ_OBJDIR)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(INC_MIGRD) -Imigctl $(PKGS_CFLAGS) \
+		-I$(BUILD)/common/ckpt -idirafter /usr/include/compel \
 		-MMD -MP -c -o $@ $<
+$(FUZZ_OBJDIR)/common/ckpt/fdput.o: $(BUILD)/common/ckpt/fdput-blob.h
 
 $(FUZZ_LIB): $(FUZZ_SRCS:%.c=$(FUZZ_OBJDIR)/%.o)
 	rm -f $@ && $(AR) rcs $@ $^

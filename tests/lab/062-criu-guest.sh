@@ -14,7 +14,7 @@ CG=/sys/fs/cgroup/crtest
 IMG=/run/crtest.img
 cleanup() {
 	gx host1 "[ -e $CG ] && { echo 1 > $CG/cgroup.kill; sleep 0.3; rmdir $CG; }
-		ip netns del crt; rm -rf $IMG /tmp/crt.*" >/dev/null 2>&1
+		ip netns del crt; umount $IMG; rm -rf $IMG /tmp/crt.*" >/dev/null 2>&1
 }
 trap cleanup EXIT
 cleanup

@@ -112,6 +112,37 @@ test_run(void **state)
 	assert_int_equal(run(&r, "run web --"), RES_INVALID_ARGUMENT);
 	assert_int_equal(run(&r, "run web"), 2);
 	assert_int_equal(run(&r, "run web sh"), 2);
+	assert_int_equal(r.checkpoint, 0);
+}
+
+/* run --checkpoint: before "--" only, once, and it reaches the request */
+static void
+test_run_checkpoint(void **state)
+{
+	struct parse_result r;
+	json_t *req;
+	uint16_t type;
+
+	(void)state;
+	assert_int_equal(run(&r, "run web --checkpoint -- /bin/cat"), 0);
+	assert_int_equal(r.checkpoint, 1);
+	assert_string_equal(r.argv[0], "/bin/cat");
+	assert_non_null(req = parse_request(&r, &type));
+	assert_true(json_is_true(json_object_get(req, "checkpoint")));
+	json_decref(req);
+	/* a prefix will do, as for every option */
+	assert_int_equal(run(&r, "run web --check -- /bin/cat"), 0);
+	assert_int_equal(r.checkpoint, 1);
+	/* after "--" it is the program's */
+	assert_int_equal(run(&r, "run web -- /bin/echo --checkpoint"), 0);
+	assert_int_equal(r.checkpoint, 0);
+	assert_string_equal(r.argv[1], "--checkpoint");
+	assert_non_null(req = parse_request(&r, &type));
+	assert_null(json_object_get(req, "checkpoint"));
+	json_decref(req);
+	assert_int_equal(run(&r, "run web --checkpoint --checkpoint -- /bin/cat"),
+	    2);
+	assert_int_equal(run(&r, "run web --checkpoint"), 2);
 }
 
 static void
@@ -308,7 +339,7 @@ test_missing_messages(void **state)
 	check_msg("migrate web", 2, "migctl: missing argument\n"
 	    "valid here: HOST\n");
 	check_msg("run web", 2, "migctl: missing argument\n"
-	    "valid here: --\n");
+	    "valid here: --checkpoint, --\n");
 	check_msg("resolve web", 2, "migctl: missing argument\n"
 	    "valid here: rollback, done\n");
 	/* what the tables cannot say */
@@ -365,11 +396,13 @@ test_extra_and_unknown_messages(void **state)
 	    "'commit'\nvalid here: rollback, done\n");
 	/* run's separator is "--" in full, never a prefix */
 	check_msg("run web sh", 2, "migctl: unknown argument 'sh'\n"
-	    "valid here: --\n");
+	    "valid here: --checkpoint, --\n");
 	check_msg("run web - sh", 2, "migctl: unknown argument '-'\n"
-	    "valid here: --\n");
+	    "valid here: --checkpoint, --\n");
 	check_msg("run web --- sh", 2, "migctl: unknown argument '---'\n"
-	    "valid here: --\n");
+	    "valid here: --checkpoint, --\n");
+	check_msg("run web --checkpoint sh", 2, "migctl: unknown argument "
+	    "'sh'\nvalid here: --\n");
 	/* the empty word is no keyword's prefix */
 	argv[0] = "";
 	argv[1] = NULL;
@@ -688,7 +721,8 @@ test_usage(void **state)
 		"\n  status ", "\n  peers ", "\n  ns list ", "\n  ns show NS ",
 		"\n  ns create NS --addr ADDR/PLEN [--addr ...] [--mac MAC]\n",
 		"[--route DEST,GW ...]\n", "\n  ns delete NS ",
-		"\n  run NS -- CMD [ARG ...] ", "\n  migrate NS HOST ",
+		"\n  run NS [--checkpoint] -- CMD [ARG ...]",
+		"\n  migrate NS HOST ",
 		"\n  cancel NS ", "\n  resolve NS rollback|done ",
 		"\n  history ", "JSON output, one object per line",
 		"(default " MIGR_CONTROL_SOCKET ")", "--version",
@@ -1085,6 +1119,7 @@ main(void)
 		cmocka_unit_test(test_commands_and_abbreviations),
 		cmocka_unit_test(test_ns_create),
 		cmocka_unit_test(test_run),
+		cmocka_unit_test(test_run_checkpoint),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_cancel_resolve),
 		cmocka_unit_test(test_resolve_force_request),

@@ -325,7 +325,9 @@ test_config(void **state)
 	    "allow host2 sockets 1048577\n"		/* too many */
 	    "allow host2 migrations 0\n"			/* too few */
 	    "allow host2 migrations 9\n"
-	    "allow host2 sockets 12x\n", &c), 8);
+	    "allow host2 checkpoint 0\n"			/* too few */
+	    "allow host2 checkpoint 65537\n"		/* too many */
+	    "allow host2 sockets 12x\n", &c), 10);
 	assert_int_equal(parse_text("hostname h1\n"
 	    "peer host2 10.77.0.2\n"
 	    "peer host3 10.77.0.3\n"
@@ -334,8 +336,14 @@ test_config(void **state)
 	    "allow host2 address 10.77.0.0/24 fd00:77::/64\n"
 	    "allow host2 program /usr/lib/svc/ /usr/sbin/nginx\n"
 	    "allow host2 sockets 100 5000\n"
-	    "allow host2 migrations 2\n", &c), 0);
-	assert_int_equal(c.peers[0].allow.n, 9);
+	    "allow host2 migrations 2\n"
+	    "allow host2 checkpoint 512\n", &c), 0);
+	assert_int_equal(c.peers[0].allow.n, 10);
+	/* checkpoint mode: granted with its budget, never by default */
+	assert_int_equal(policy_limit(&c.peers[0].allow, POLICY_CHECKPOINT,
+	    0), 512);
+	assert_int_equal(policy_limit(&c.peers[1].allow, POLICY_CHECKPOINT,
+	    0), 0);
 	/* the last value counts; without one, the caller's default */
 	assert_int_equal(policy_limit(&c.peers[0].allow, POLICY_SOCKETS, 7),
 	    5000);

@@ -15,5 +15,6 @@ $(WORKLOAD_LIB): $(WORKLOAD_OBJS)
 $(WORKLOAD_BINS): %: %.o $(WORKLOAD_LIB) $(LIBBASE)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PK_EVENT) $(PK_BASE)
 
-$(BUILD)/tests/unit/test_pattern: $(BUILD)/tests/unit/test_pattern.o $(WORKLOAD_LIB) $(LIBMIGRD) $(LIBS_ALL)
+$(BUILD)/tests/unit/test_pattern: $(BUILD)/tests/unit/test_pattern.o $(WORKLOAD_LIB) $(LIBMIGRD) \
+    $(LIBCKPT) $(LIBS_ALL)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(PK_MIGRD)

@@ -3,7 +3,8 @@
 """tallyd: a service whose whole state is in its memory, for the
 checkpoint-mode tests.  It counts the bytes each connection sent it and
 all of them together, and answers each read with "N C T" and a newline
-(this read, this connection so far, every connection so far).  A restart
+(this read, this connection so far, every connection so far), and says
+on its standard output "accepted N total=T" for each connection.  A restart
 would start from zero, so a client whose counts go on knows that the
 process moved with its memory.  Nothing in it knows about migr: plain
 sockets in an epoll loop (selectors).
@@ -31,6 +32,10 @@ def main():
                     c, _ = ls.accept()
                 except OSError:
                     continue
+                accepted = getattr(main, 'accepted', 0) + 1
+                main.accepted = accepted
+                print('accepted %d total=%d' % (accepted, total),
+                      flush=True)
                 c.setblocking(False)
                 sel.register(c, selectors.EVENT_READ, [0])
                 continue
