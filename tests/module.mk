@@ -26,6 +26,7 @@ $(BUILD)/tests/unit/sk_util.o: INC := $(INC_MIGRD)
 
 # the checkpoint layer's tests and tool: that layer alone
 CKPT_TESTS := $(BUILD)/tests/unit/test_fdput $(BUILD)/tests/unit/test_imgdir \
+              $(BUILD)/tests/unit/test_filecheck \
               $(BUILD)/tests/unit/test_credcheck
 $(CKPT_TESTS:%=%.o): INC := $(INC_CKPT)
 $(CKPT_TESTS): %: %.o $(LIBCKPT) $(LIBBASE)

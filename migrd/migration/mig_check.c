@@ -140,7 +140,7 @@ checked(void *arg, int nsocks, const char *why, json_t *reasons)
 	struct timeval tv = { migrd.conf.migrate_timeout, 0 };
 	const char *ns = c->ns, *host = c->peer[0] != '\0' ? c->peer : NULL;
 	char orph[512], err[256], all[2048];
-	json_t *d, *records, *argv;
+	json_t *d, *records, *argv, *wl;
 	int refused = nsocks < 0, norph;
 
 	c->sc = NULL;
@@ -203,14 +203,21 @@ checked(void *arg, int nsocks, const char *why, json_t *reasons)
 		return;
 	}
 	argv = ns_workload_argv(ns);
-	json_decref(argv);	/* ns keeps its own reference */
+	wl = ckpt_workload_json(ns, argv);
+	json_decref(argv);
 	if ((c->timer = evtimer_new(migrd.base, check_timeout, c)) == NULL ||
-	    evtimer_add(c->timer, &tv) == -1 ||
-	    peer_send(host, MSG_MIG_CHECK, json_pack("{s:s,s:s,s:s,s:o,s:o,"
+	    evtimer_add(c->timer, &tv) == -1) {
+		json_decref(wl);
+		json_decref(records);
+		snprintf(c->msg, sizeof(c->msg), "cannot ask %s", host);
+		control_finish(c->ctl, RES_SYSTEM, c->msg, NULL);
+		check_free(c);
+		return;
+	}
+	if (peer_send(host, MSG_MIG_CHECK, json_pack("{s:s,s:s,s:s,s:o,s:o,"
 	    "s:i,s:o*}", "mig", c->id, "ns", ns, "from", migrd.conf.hostname,
 	    "namespace", ns_describe(ns), "records", records, "sockets",
-	    nsocks > 0 ? nsocks : 0, "workload",
-	    ckpt_workload_json(ns, argv))) == -1) {
+	    nsocks > 0 ? nsocks : 0, "workload", wl)) == -1) {
 		snprintf(c->msg, sizeof(c->msg), "cannot ask %s", host);
 		control_finish(c->ctl, RES_PEER_DOWN, c->msg, NULL);
 		check_free(c);

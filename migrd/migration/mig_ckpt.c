@@ -44,6 +44,7 @@
 #include "config.h"
 #include "credcheck.h"
 #include "fdput.h"
+#include "filecheck.h"
 #include "helper.h"
 #include "imgdir.h"
 #include "launch.h"
@@ -938,6 +939,23 @@ out:
 	return rc;
 }
 
+/* In the helper: every file the restored tasks hold, as the workload
+ * user would open it (filecheck.h). */
+static int
+files_fit(const char *cg, char *err, size_t errlen)
+{
+	pid_t *pids;
+	size_t n;
+	int rc;
+
+	if (cgroup_procs(cg, &pids, &n, CK_TASKS_MAX, err, errlen) < 0)
+		return -1;
+	rc = filecheck_tasks(pids, n, migrd.workload_uid, migrd.workload_gid,
+	    err, errlen);
+	free(pids);
+	return rc;
+}
+
 /* In the helper: criu restore, the check, the hand-over. */
 static json_t *
 dst_restore_child(void *arg)
@@ -999,6 +1017,11 @@ dst_restore_child(void *arg)
 	/* nothing of it has run yet: is it what this host lets run? */
 	if (credcheck_tree(root, migrd.workload_uid, migrd.workload_gid, err,
 	    sizeof(err)) < 0)
+		return fail_answer(NULL, "the restored program is not fit to "
+		    "run here: %s", err);
+	/* nor may it hold a file the workload user could not open: CRIU
+	 * opened and mapped them as root */
+	if (files_fit(cg, err, sizeof(err)) < 0)
 		return fail_answer(NULL, "the restored program is not fit to "
 		    "run here: %s", err);
 	if (mig_fault("dst-ckpt-handover"))

@@ -147,12 +147,29 @@ tally() { gx client "python3 -c \"import socket; print(socket.create_connection(
 tree_where() { NS=$TREE svc_where; }
 check "namespace $TREE on host1" mc host1 "ns create $TREE --addr $TREE4/24 --mac 52:54:00:77:01:88"
 gx host1 "install -m 644 $top/tests/workload/pipetally.py $TP"
+# the shell holds a file open (fd 7): readable by anyone on host1, by
+# root only on host2 at first
+TF=/tmp/ckpt-tree.data
+gx host1 "echo same bytes > $TF; chmod 644 $TF"
+gx host2 "echo same bytes > $TF; chmod 600 $TF"
 check "sh -c 'produce | serve' in $TREE, checkpoint mode" mc host1 \
-	"run $TREE --checkpoint -- /bin/sh -c 'python3 -u $TP produce | python3 -u $TP serve 7001'"
+	"run $TREE --checkpoint -- /bin/sh -c 'exec 7<$TF; python3 -u $TP produce | python3 -u $TP serve 7001'"
 check "the tree serves" gx client "for i in \$(seq 50); do python3 -c \"import socket; socket.create_connection(('$TREE4', 7001), timeout=2)\" 2>/dev/null && exit 0; sleep 0.2; done; exit 1"
 is "$(gx host1 "grep -c . /sys/fs/cgroup/migr/$TREE/cgroup.procs")" 3 "three tasks: the shell and its two children"
 t0=$(tally)
 diag "before: $t0"
+# host2 must refuse a restored program holding a file its workload user
+# could not open there
+NS=$TREE migrate host1 host2
+diag "$MOUT"
+is "$MRC" 16 "the tree holding a file nobody may read on host2: rolled back (16)"
+# (CRIU 3.17 refuses to open it itself, "Unable to open fd=7"; had it
+# opened it, migrd's file check would refuse: "fd 7: FILE is open for
+# reading, which the workload user could not do", test_filecheck)
+like "$MOUT" "Unable to open fd=7|not fit to run here: pid [0-9]+ fd 7: $TF is open for reading, which the workload user could not do" \
+	"... naming the descriptor"
+is "$(tree_where)" host1 "$TREE still runs on host1 only"
+gx host2 "chmod 644 $TF"
 for hop in "host1 host2" "host2 host1"; do
 	set -- $hop
 	NS=$TREE migrate "$1" "$2"
