@@ -47,6 +47,10 @@ conf() {	# conf HOST PEER
 	key /mnt/lab/demo/certs/$1-key.pem
 	ca /mnt/lab/demo/certs/ca.pem
 	state-dir /var/lib/migrd
+	# under TCG a busy guest may not run migrd for a second or two
+	heartbeat-interval 500
+	dead-time 4000
+	handshake-timeout 10
 	workload-user $WL_USER
 	workload-capabilities $WL_CAPS
 	EOC
@@ -68,7 +72,9 @@ for h in host1 host2; do
 		for i in \$(seq 100); do $MIGCTL status >/dev/null 2>&1 && exit 0; sleep 0.1; done; exit 1"
 done
 for _ in $(seq 100); do
-	x host1 "$MIGCTL peers" | grep -q 'host2.*up' && break; sleep 0.2
+	x host1 "$MIGCTL peers" | grep -q 'host2.*up' &&
+		x host2 "$MIGCTL peers" | grep -q 'host1.*up' && break
+	sleep 0.2
 done
 x host1 "$MIGCTL peers"
 

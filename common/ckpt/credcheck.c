@@ -63,7 +63,8 @@ squeeze(char *rest)
 }
 
 int
-credcheck_task(pid_t tid, uid_t uid, gid_t gid, char *err, size_t errlen)
+credcheck_task(pid_t tid, uid_t uid, gid_t gid, uint64_t allowed, char *err,
+    size_t errlen)
 {
 	char path[64], line[256], comm[32] = "?";
 	unsigned seen = 0;
@@ -110,10 +111,11 @@ credcheck_task(pid_t tid, uid_t uid, gid_t gid, char *err, size_t errlen)
 		    strcmp(line, "CapAmb") == 0) {
 			seen |= strcmp(line, "CapEff") == 0 ? 8 : 0;
 			if (sscanf(rest, " %" SCNx64, &caps) != 1 ||
-			    caps != 0) {
+			    (caps & ~allowed) != 0) {
 				errbuf(err, errlen, "task %d (%s): %s "
-				    "capabilities %s", (int)tid, comm, line,
-				    squeeze(rest));
+				    "capabilities %s beyond %016" PRIx64,
+				    (int)tid, comm, line, squeeze(rest),
+				    allowed);
 				bad = 1;
 			}
 		} else if (strcmp(line, "NoNewPrivs") == 0) {
@@ -172,7 +174,8 @@ descends(pid_t pid, pid_t root)
 
 /* Every thread of process pid. */
 static int
-check_threads(pid_t pid, uid_t uid, gid_t gid, char *err, size_t errlen)
+check_threads(pid_t pid, uid_t uid, gid_t gid, uint64_t allowed, char *err,
+    size_t errlen)
 {
 	char path[64];
 	struct dirent *de;
@@ -187,19 +190,20 @@ check_threads(pid_t pid, uid_t uid, gid_t gid, char *err, size_t errlen)
 	while (rc == 0 && (de = readdir(d)) != NULL)
 		if (de->d_name[0] != '.')
 			rc = credcheck_task((pid_t)atoi(de->d_name), uid, gid,
-			    err, errlen);
+			    allowed, err, errlen);
 	closedir(d);
 	return rc;
 }
 
 int
-credcheck_tree(pid_t root, uid_t uid, gid_t gid, char *err, size_t errlen)
+credcheck_tree(pid_t root, uid_t uid, gid_t gid, uint64_t allowed, char *err,
+    size_t errlen)
 {
 	struct dirent *de;
 	DIR *d;
 	int rc;
 
-	if ((rc = check_threads(root, uid, gid, err, errlen)) < 0)
+	if ((rc = check_threads(root, uid, gid, allowed, err, errlen)) < 0)
 		return -1;
 	if ((d = opendir("/proc")) == NULL) {
 		errbuf_errno(err, errlen, "/proc");
@@ -210,7 +214,7 @@ credcheck_tree(pid_t root, uid_t uid, gid_t gid, char *err, size_t errlen)
 
 		if (pid <= 0 || pid == root || !descends(pid, root))
 			continue;
-		rc = check_threads(pid, uid, gid, err, errlen);
+		rc = check_threads(pid, uid, gid, allowed, err, errlen);
 	}
 	closedir(d);
 	return rc;

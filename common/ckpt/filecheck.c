@@ -1,18 +1,24 @@
 /* SPDX-License-Identifier: ISC */
 /*
  * Could the workload user open every file a restored task holds
- * (filecheck.h)?  Asked by access(2) as that user, through the task's
- * own /proc links, in a child process that has become the user.
+ * (filecheck.h)?  Asked by faccessat(2) as that user, through the task's
+ * own /proc links, in a child process that has become the user with the
+ * workloads' capabilities, effective ids and capabilities (AT_EACCESS):
+ * plain access(2) would drop the capabilities, and the kernel then lets
+ * no one follow the /proc links of a task that holds some.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
+#include <linux/capability.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -88,7 +94,8 @@ check_fds(pid_t pid, pid_t tid, char *err, size_t errlen)
 			errbuf(err, errlen, "pid %ld fd %s: its flags cannot "
 			    "be read", (long)pid, e->d_name);
 			rc = -1;
-		} else if (mode != 0 && access(path, mode) < 0) {
+		} else if (mode != 0 &&
+		    faccessat(AT_FDCWD, path, mode, AT_EACCESS) < 0) {
 			errbuf(err, errlen, "pid %ld fd %s: %.200s is open for "
 			    "%s, which the workload user could not do (%s)",
 			    (long)pid, e->d_name, link, mode == R_OK ? "reading" :
@@ -139,8 +146,8 @@ check_maps(pid_t pid, char *err, size_t errlen)
 		have = 0;
 		snprintf(root, sizeof(root), "/proc/%ld/root%s", (long)pid,
 		    file);
-		if (access(root, R_OK | (perms[3] == 's' &&
-		    strstr(line, " mw") != NULL ? W_OK : 0)) < 0) {
+		if (faccessat(AT_FDCWD, root, R_OK | (perms[3] == 's' &&
+		    strstr(line, " mw") != NULL ? W_OK : 0), AT_EACCESS) < 0) {
 			errbuf(err, errlen, "pid %ld: %.200s is mapped (%s), "
 			    "which the workload user could not do (%s)",
 			    (long)pid, file, perms, strerror(errno));
@@ -171,9 +178,28 @@ check_task(pid_t pid, char *err, size_t errlen)
 	return rc == 0 ? check_maps(pid, err, errlen) : rc;
 }
 
+/* The user, with the capabilities caps (a bit each) permitted and
+ * effective, and nothing else. */
+static int
+become(uid_t uid, gid_t gid, uint64_t caps)
+{
+	struct __user_cap_header_struct hdr = {
+		.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0
+	};
+	struct __user_cap_data_struct d[2];
+
+	memset(d, 0, sizeof(d));
+	d[0].permitted = d[0].effective = (uint32_t)caps;
+	d[1].permitted = d[1].effective = (uint32_t)(caps >> 32);
+	return setgroups(1, &gid) == 0 && prctl(PR_SET_KEEPCAPS, 1, 0, 0,
+	    0) == 0 && setresgid(gid, gid, gid) == 0 &&
+	    setresuid(uid, uid, uid) == 0 &&
+	    syscall(SYS_capset, &hdr, d) == 0 ? 0 : -1;
+}
+
 int
 filecheck_tasks(const pid_t *pids, size_t n, uid_t uid, gid_t gid,
-    char *err, size_t errlen)
+    uint64_t caps, char *err, size_t errlen)
 {
 	char msg[FILECHECK_ERR_MAX] = "";
 	ssize_t got = 0, r;
@@ -197,9 +223,10 @@ filecheck_tasks(const pid_t *pids, size_t n, uid_t uid, gid_t gid,
 	}
 	if (c == 0) {
 		close(p[0]);
-		/* the user: no other group, and with the uids no capability */
-		if (setgroups(1, &gid) < 0 || setresgid(gid, gid, gid) < 0 ||
-		    setresuid(uid, uid, uid) < 0) {
+		/* the user: no other group, and only the capabilities its
+		 * workloads have (a task's /proc links open only to one
+		 * that holds every capability the task holds) */
+		if (become(uid, gid, caps) < 0) {
 			errbuf_errno(msg, sizeof(msg), "cannot become uid %ld",
 			    (long)uid);
 			(void)!write(p[1], msg, strlen(msg));

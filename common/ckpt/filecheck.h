@@ -5,7 +5,9 @@
  * user, so a restored task may hold a file that user could never open
  * itself (the host's /etc/shadow, migrd's key).  filecheck_tasks() looks
  * at every descriptor and every file mapping of the tasks and asks, as
- * that user (uid, gid, no other group, no capability), whether the user
+ * that user (uid, gid, no other group, the capabilities its workloads
+ * are given: what a workload could open, with CAP_DAC_OVERRIDE if it is
+ * given that), whether the user
  * could open the file with the same access: read for a descriptor open
  * for reading or a readable mapping, write for one open for writing or a
  * shared writable mapping.  Sockets, pipes and anonymous inodes are
@@ -21,11 +23,14 @@
 #define MIGR_FILECHECK_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 /* 0 if user uid/gid could open every file the n tasks hold, else -1
- * with the first that it could not (or why it could not look) in err. */
+ * with the first that it could not (or why it could not look) in err.
+ * caps: the capabilities the tasks may hold (credcheck.h), which the
+ * looking process needs to look at them. */
 int	filecheck_tasks(const pid_t *pids, size_t n, uid_t uid, gid_t gid,
-	    char *err, size_t errlen);
+	    uint64_t caps, char *err, size_t errlen);
 
 #endif

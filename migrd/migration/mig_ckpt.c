@@ -951,7 +951,7 @@ files_fit(const char *cg, char *err, size_t errlen)
 	if (cgroup_procs(cg, &pids, &n, CK_TASKS_MAX, err, errlen) < 0)
 		return -1;
 	rc = filecheck_tasks(pids, n, migrd.workload_uid, migrd.workload_gid,
-	    err, errlen);
+	    migrd.conf.workload_caps, err, errlen);
 	free(pids);
 	return rc;
 }
@@ -1015,8 +1015,8 @@ dst_restore_child(void *arg)
 	}
 	fclose(f);
 	/* nothing of it has run yet: is it what this host lets run? */
-	if (credcheck_tree(root, migrd.workload_uid, migrd.workload_gid, err,
-	    sizeof(err)) < 0)
+	if (credcheck_tree(root, migrd.workload_uid, migrd.workload_gid,
+	    migrd.conf.workload_caps, err, sizeof(err)) < 0)
 		return fail_answer(NULL, "the restored program is not fit to "
 		    "run here: %s", err);
 	/* nor may it hold a file the workload user could not open: CRIU

@@ -84,7 +84,7 @@ main(int argc, char **argv)
 	    number(argv[3], 1L << 31, &uid) < 0 ||
 	    number(argv[4], 1L << 31, &gid) < 0)
 		return usage();
-	if (credcheck_tree((pid_t)pid, (uid_t)uid, (gid_t)gid, err,
+	if (credcheck_tree((pid_t)pid, (uid_t)uid, (gid_t)gid, 0, err,
 	    sizeof(err)) < 0) {
 		fprintf(stderr, "ckpttool: not fit to run here: %s\n", err);
 		return 1;

@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <grp.h>
+#include <linux/capability.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -21,6 +22,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -29,7 +31,24 @@
 
 #define NOBODY	65534
 
-enum how { FIT, ROOT, GID0, EXTRA_GROUP, NO_NNP };
+enum how { FIT, ROOT, GID0, EXTRA_GROUP, NO_NNP, NET_ADMIN };
+
+#define NET_ADMIN_BIT	(1ULL << 12)	/* CAP_NET_ADMIN */
+
+/* CAP_NET_ADMIN alone, permitted and effective, as a workload given
+ * workload-capabilities cap_net_admin has it */
+static int
+keep_net_admin(void)
+{
+	struct __user_cap_header_struct hdr = {
+		.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0
+	};
+	struct __user_cap_data_struct d[2];
+
+	memset(d, 0, sizeof(d));
+	d[0].permitted = d[0].effective = (uint32_t)NET_ADMIN_BIT;
+	return (int)syscall(SYS_capset, &hdr, d);
+}
 
 static pid_t
 child(enum how how)
@@ -49,7 +68,10 @@ child(enum how how)
 			    setgroups(0, NULL)) == 0 &&
 			    setresgid(how == GID0 ? 0 : NOBODY, how == GID0 ?
 			    0 : NOBODY, how == GID0 ? 0 : NOBODY) == 0 &&
+			    (how != NET_ADMIN || prctl(PR_SET_KEEPCAPS, 1, 0, 0,
+			    0) == 0) &&
 			    setresuid(NOBODY, NOBODY, NOBODY) == 0 &&
+			    (how != NET_ADMIN || keep_net_admin() == 0) &&
 			    (how == NO_NNP ||
 			    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0);
 		}
@@ -85,7 +107,7 @@ refused(enum how how, const char *why)
 	pid_t pid = child(how);
 	int rc;
 
-	rc = credcheck_task(pid, NOBODY, NOBODY, err, sizeof(err));
+	rc = credcheck_task(pid, NOBODY, NOBODY, 0, err, sizeof(err));
 	reap(pid);
 	assert_int_equal(rc, -1);
 	if (strstr(err, why) == NULL)
@@ -109,10 +131,10 @@ test_fit_task_passes(void **state)
 
 	need_root(state);
 	pid = child(FIT);
-	if (credcheck_task(pid, NOBODY, NOBODY, err, sizeof(err)) < 0)
+	if (credcheck_task(pid, NOBODY, NOBODY, 0, err, sizeof(err)) < 0)
 		fail_msg("%s", err);
 	/* fit for this user, not for another */
-	assert_int_equal(credcheck_task(pid, 1000, 1000, err, sizeof(err)),
+	assert_int_equal(credcheck_task(pid, 1000, 1000, 0, err, sizeof(err)),
 	    -1);
 	reap(pid);
 }
@@ -125,6 +147,22 @@ test_unfit_tasks_refused(void **state)
 	refused(GID0, "gids 0");
 	refused(EXTRA_GROUP, "supplementary groups");
 	refused(NO_NNP, "NoNewPrivs not set");
+	refused(NET_ADMIN, "CapPrm capabilities 0000000000001000 beyond");
+}
+
+/* the capabilities local policy gives its workloads are allowed */
+static void
+test_allowed_caps_pass(void **state)
+{
+	char err[256] = "";
+	pid_t pid;
+
+	need_root(state);
+	pid = child(NET_ADMIN);
+	if (credcheck_task(pid, NOBODY, NOBODY, NET_ADMIN_BIT, err,
+	    sizeof(err)) < 0)
+		fail_msg("%s", err);
+	reap(pid);
 }
 
 /*
@@ -199,19 +237,19 @@ test_tree(void **state)
 
 	need_root(state);
 	t = tree(1);
-	rc = credcheck_tree(t.root, NOBODY, NOBODY, err, sizeof(err));
+	rc = credcheck_tree(t.root, NOBODY, NOBODY, 0, err, sizeof(err));
 	tree_end(t);
 	if (rc < 0)
 		fail_msg("a fit tree: %s", err);
 	t = tree(0);
-	top = credcheck_task(t.root, NOBODY, NOBODY, err, sizeof(err));
-	rc = credcheck_tree(t.root, NOBODY, NOBODY, err, sizeof(err));
+	top = credcheck_task(t.root, NOBODY, NOBODY, 0, err, sizeof(err));
+	rc = credcheck_tree(t.root, NOBODY, NOBODY, 0, err, sizeof(err));
 	tree_end(t);
 	assert_int_equal(top, 0);
 	assert_int_equal(rc, -1);
 	assert_non_null(strstr(err, "uids 0"));
 	/* a task that is gone is not fit either */
-	assert_int_equal(credcheck_tree(t.root, NOBODY, NOBODY, err,
+	assert_int_equal(credcheck_tree(t.root, NOBODY, NOBODY, 0, err,
 	    sizeof(err)), -1);
 }
 
@@ -221,6 +259,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fit_task_passes),
 		cmocka_unit_test(test_unfit_tasks_refused),
+		cmocka_unit_test(test_allowed_caps_pass),
 		cmocka_unit_test(test_tree),
 	};
 

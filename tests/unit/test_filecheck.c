@@ -134,7 +134,7 @@ expect(enum hold hold, int rc, const char *words)
 	if (geteuid() != 0)
 		skip();
 	pid = child(hold);
-	assert_int_equal(filecheck_tasks(&pid, 1, NOBODY, NOBODY, err,
+	assert_int_equal(filecheck_tasks(&pid, 1, NOBODY, NOBODY, 0, err,
 	    sizeof(err)), rc);
 	if (words != NULL && strstr(err, words) == NULL)
 		fail_msg("\"%s\" lacks \"%s\"", err, words);
@@ -192,7 +192,7 @@ test_root(void **state)
 	pid_t self = getpid();
 
 	(void)state;
-	assert_int_equal(filecheck_tasks(&self, 1, 0, 0, err, sizeof(err)),
+	assert_int_equal(filecheck_tasks(&self, 1, 0, 0, 0, err, sizeof(err)),
 	    -1);
 	assert_non_null(strstr(err, "root"));
 }
