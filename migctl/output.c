@@ -190,9 +190,11 @@ show_ns(json_t *d)
 	join(json_object_get(d, "tasks"), buf, sizeof(buf));
 	printf("tasks: %s\n", buf);
 	json_array_foreach(json_object_get(d, "workloads"), i, w)
-		printf("workload: pid %lld %s: %s\n", i_of(w, "pid"),
+		printf("workload: pid %lld %s%s: %s\n", i_of(w, "pid"),
 		    json_is_true(json_object_get(w, "exited")) ?
-		    "exited" : "running", s_of(w, "command"));
+		    "exited" : "running", json_is_true(json_object_get(w,
+		    "checkpoint")) ? " (checkpoint mode)" : "",
+		    s_of(w, "command"));
 	/* the system's view, as the records a migration would carry */
 	json_array_foreach(json_object_get(d, "network"), i, r) {
 		const char *type = s_of(r, "type");
