@@ -145,6 +145,9 @@ ckpt_cleanup(struct mig *m)
 	free(m->ck_files);
 	m->ck_files = NULL;
 	m->ck_nfiles = m->ck_file = 0;
+	free(m->ck_nspids);
+	m->ck_nspids = NULL;
+	m->ck_nnspids = 0;
 	free(m->ck_holders);
 	m->ck_holders = NULL;
 	m->ck_nholders = m->ck_capholders = 0;
@@ -184,6 +187,28 @@ nspid_of(pid_t pid)
 	}
 	fclose(f);
 	return v;
+}
+
+/*
+ * nspid_of(), each task read once a migration: the dump asks it for
+ * every socket, inside the freeze window, and a program holds thousands
+ * of sockets in a handful of tasks.
+ */
+static pid_t
+nspid_cached(struct mig *m, pid_t pid)
+{
+	struct ck_nspid *n;
+	size_t i;
+
+	for (i = 0; i < m->ck_nnspids; i++)
+		if (m->ck_nspids[i].pid == pid)
+			return m->ck_nspids[i].nspid;
+	if ((n = reallocarray(m->ck_nspids, m->ck_nnspids + 1,
+	    sizeof(*n))) == NULL)
+		return nspid_of(pid);
+	m->ck_nspids = n;
+	n[m->ck_nnspids].pid = pid;
+	return n[m->ck_nnspids++].nspid = nspid_of(pid);
 }
 
 /* "pipe:[INO]" if pid's standard output is a pipe (its log keeper's),
@@ -399,48 +424,23 @@ answer_ok(const struct mig *m, json_t *a, const char *failure, char *why,
 int
 ckpt_criu_check(char *why, size_t len)
 {
-	char out[8192], *line, *save = NULL, *last = NULL;
-	size_t n = 0;
-	ssize_t r;
-	int p[2], status, devnull;
-	pid_t pid;
+	char log[PATH_MAX + 32];
+	const char *const argv[] = {
+		"criu", "check", "--log-file", log, "-v2", NULL
+	};
+	const struct criu_run r = { "check", migrd.conf.state_dir,
+		"criu-check.out", argv, NULL, 0, NULL, 0 };
+	json_t *fail;
 
-	if (pipe2(p, O_CLOEXEC) < 0 || (pid = fork()) < 0) {
-		snprintf(why, len, "checkpoint mode: cannot run criu check: %s",
-		    strerror(errno));
-		return -1;
-	}
-	if (pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if ((devnull = open("/dev/null", O_RDONLY)) < 0 ||
-		    dup2(devnull, 0) < 0 || dup2(p[1], 1) < 0 ||
-		    dup2(p[1], 2) < 0 || chdir("/") < 0)
-			_exit(125);
-		execlp("criu", "criu", "check", (char *)NULL);
-		_exit(127);
-	}
-	close(p[1]);
-	while (n < sizeof(out) - 1 && ((r = read(p[0], out + n,
-	    sizeof(out) - 1 - n)) > 0 || (r < 0 && errno == EINTR)))
-		if (r > 0)
-			n += (size_t)r;
-	out[n] = '\0';
-	close(p[0]);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+	/* its log, written where run_criu() looks, kept if it failed */
+	snprintf(log, sizeof(log), "%s/criu-check.out", migrd.conf.state_dir);
+	fail = run_criu(&r);
+	unlink(log);
+	if (fail == NULL)
 		return 0;
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 127) {
-		snprintf(why, len, "checkpoint mode: criu is not installed "
-		    "here (Debian's criu package)");
-		return -1;
-	}
-	for (line = strtok_r(out, "\n", &save); line != NULL;
-	    line = strtok_r(NULL, "\n", &save))
-		if (strstr(line, "Error") != NULL)
-			last = line;
-	snprintf(why, len, "checkpoint mode: criu check fails here: %.400s",
-	    last ? last : "(no error given)");
+	snprintf(why, len, "checkpoint mode: %s",
+	    json_string_value(json_object_get(fail, "why")));
+	json_decref(fail);
 	return -1;
 }
 
@@ -492,7 +492,7 @@ ckpt_src_holders(struct mig *m)
 	if (it->cs == NULL || (a = json_array()) == NULL)
 		return NULL;
 	for (i = 0; i < it->cs->nusers && i < CK_HOLDERS_MAX; i++)
-		if ((nsp = nspid_of(it->cs->users[i].pid)) > 0)
+		if ((nsp = nspid_cached(m, it->cs->users[i].pid)) > 0)
 			json_array_append_new(a, json_pack("[i,i]", (int)nsp,
 			    it->cs->users[i].fd));
 	return a;
@@ -882,6 +882,20 @@ ckpt_dst_holders(struct mig *m, uint64_t id, json_t *holders, char *why,
 	return 0;
 }
 
+/* The restored sockets by record id, for the holders to find theirs. */
+struct ck_item_ix {
+	uint64_t	id;
+	size_t		k;		/* in m->dst.items */
+};
+
+static int
+item_ix_cmp(const void *a, const void *b)
+{
+	const struct ck_item_ix *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
 /*
  * In the helper: each task of the restored tree gets the engine's
  * sockets at the numbers it held them; every connection must find its
@@ -891,40 +905,47 @@ static int
 handover(const struct mig *m, const char *cg, char *err, size_t errlen)
 {
 	struct fdput_item *items = NULL;
+	struct ck_item_ix *ix = NULL, key, *hit;
 	pid_t *pids = NULL, nsp;
-	size_t i, j, k, n, npids, nput = 0;
+	size_t i, j, k, n, npids, nix = 0;
 	char *put = NULL;
 	int rc = -1;
 
 	if (cgroup_procs(cg, &pids, &npids, CK_TASKS_MAX, err, errlen) < 0)
 		return -1;
 	if ((items = calloc(m->ck_nholders + 1, sizeof(*items))) == NULL ||
-	    (put = calloc(m->dst.nitems + 1, 1)) == NULL) {
+	    (put = calloc(m->dst.nitems + 1, 1)) == NULL ||
+	    (ix = calloc(m->dst.nitems + 1, sizeof(*ix))) == NULL) {
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
+	/* thousands of connections: found by id, not by a walk each */
+	for (k = 0; k < m->dst.nitems; k++)
+		if (m->dst.items[k].h != NULL) {
+			ix[nix].id = m->dst.items[k].id;
+			ix[nix++].k = k;
+		}
+	qsort(ix, nix, sizeof(*ix), item_ix_cmp);
 	for (i = 0; i < npids; i++) {
 		if ((nsp = nspid_of(pids[i])) <= 0)
 			continue;
 		for (n = 0, j = 0; j < m->ck_nholders; j++) {
 			if (m->ck_holders[j].nspid != nsp)
 				continue;
-			for (k = 0; k < m->dst.nitems; k++)
-				if (m->dst.items[k].h != NULL &&
-				    m->dst.items[k].id == m->ck_holders[j].id)
-					break;
-			if (k == m->dst.nitems)
+			key.id = m->ck_holders[j].id;
+			if ((hit = bsearch(&key, ix, nix, sizeof(*ix),
+			    item_ix_cmp)) == NULL)
 				continue;	/* a listener: CRIU's own */
-			items[n].fd = sk_handle_fd(m->dst.items[k].h);
+			items[n].fd = sk_handle_fd(m->dst.items[hit->k].h);
 			items[n++].target = m->ck_holders[j].fd;
-			if (!put[k]++)
-				nput++;
+			put[hit->k] = 1;
 		}
 		if (n > 0 && fdput(pids[i], items, n, err, errlen) < 0)
 			goto out;
 	}
-	for (k = 0; k < m->dst.nitems; k++)
-		if (m->dst.items[k].h != NULL && !put[k]) {
+	for (i = 0; i < nix; i++)
+		if (!put[ix[i].k]) {
+			k = ix[i].k;
 			snprintf(err, errlen, "socket %llu (%s) has no holder "
 			    "in the restored program",
 			    (unsigned long long)m->dst.items[k].id,
@@ -933,6 +954,7 @@ handover(const struct mig *m, const char *cg, char *err, size_t errlen)
 		}
 	rc = 0;
 out:
+	free(ix);
 	free(items);
 	free(put);
 	free(pids);

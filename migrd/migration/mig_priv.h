@@ -46,6 +46,11 @@ struct ck_holder {
 	int		fd;
 };
 
+/* Checkpoint mode, source: a task's pid in its own pid namespace. */
+struct ck_nspid {
+	pid_t		pid, nspid;
+};
+
 /* The source's checkpoint steps, after the sockets are dumped. */
 enum ck_phase { CK_NONE, CK_DUMPING, CK_SENDING, CK_SENT };
 
@@ -134,6 +139,8 @@ struct mig {
 	uint64_t		 ck_max;	/* destination: the most */
 	struct imgdir_rx	 ck_rx;		/* destination */
 	int			 ck_rx_open;
+	struct ck_nspid		*ck_nspids;	/* source: read once each */
+	size_t			 ck_nnspids;
 	struct ck_holder	*ck_holders;	/* destination */
 	size_t			 ck_nholders, ck_capholders;
 	double			 ck_ms;		/* criu dump or restore */
