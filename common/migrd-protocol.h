@@ -12,7 +12,7 @@
 #define MIGRD_PROTOCOL_H
 
 /* Bump on any change of this file, frame.h or a payload's meaning. */
-#define MIGR_PROTO_VERSION	5
+#define MIGR_PROTO_VERSION	6
 
 #define MIGR_FRAME_HDR_LEN	8
 /* Largest payload anyone may send; the configured limit may be lower. */

@@ -303,6 +303,29 @@ report_heading(FILE *fp, json_t *r)
 		    "resolve %s rollback|done\"\n", from, ns);
 }
 
+/* checkpoint mode: CRIU's dump in the freeze, and pre-copy before it */
+static void
+print_checkpoint(FILE *fp, json_t *b)
+{
+	json_t *p;
+	char n[4][24];
+	size_t i;
+
+	fprintf(fp, "  %-10s %10s  bytes of CRIU's images (%s files, %s "
+	    "bytes of memory), dumped in %s ms\n", "checkpoint",
+	    n_of(b, "image_bytes", n[0], sizeof(n[0])),
+	    n_of(b, "images", n[1], sizeof(n[1])),
+	    n_of(b, "memory", n[2], sizeof(n[2])),
+	    ms_of(b, "dump_ms", n[3], sizeof(n[3])));
+	json_array_foreach(json_object_get(b, "precopy"), i, p)
+		fprintf(fp, "  %-10s %10s  bytes of memory copied in pass %zu "
+		    "while it ran (%s ms), %s bytes of images sent in %s ms\n",
+		    "pre-copy", n_of(p, "memory", n[0], sizeof(n[0])), i + 1,
+		    ms_of(p, "ms", n[1], sizeof(n[1])),
+		    n_of(p, "bytes", n[2], sizeof(n[2])),
+		    ms_of(p, "send_ms", n[3], sizeof(n[3])));
+}
+
 static void
 report_sockets(FILE *fp, json_t *r)
 {
@@ -335,11 +358,7 @@ report_sockets(FILE *fp, json_t *r)
 	fputc('\n', fp);
 	b = json_object_get(r, "checkpoint");
 	if (json_is_object(b))
-		fprintf(fp, "  %-10s %10s  bytes of CRIU's images (%s files), "
-		    "dumped in %s ms\n", "checkpoint",
-		    n_of(b, "image_bytes", n[0], sizeof(n[0])),
-		    n_of(b, "images", n[1], sizeof(n[1])),
-		    ms_of(b, "dump_ms", n[2], sizeof(n[2])));
+		print_checkpoint(fp, b);
 	b = json_object_get(r, "lock");
 	if (json_is_object(b) && strcmp(json_string_value(json_object_get(b,
 	    "mode")) ? json_string_value(json_object_get(b, "mode")) : "",

@@ -50,6 +50,8 @@ struct migrd_conf {
 	uint32_t	lock_mode;		/* CONF_LOCK_* */
 	uint32_t	lock_queue_bytes;	/* replaying lock: bounds */
 	uint32_t	lock_queue_packets;
+	uint32_t	precopy_passes;		/* checkpoint mode: memory
+						   passes before the freeze */
 	char		workload_user[CONF_NAME_MAX];
 	char		workload_group[CONF_NAME_MAX];	/* "": the user's */
 	uint64_t	workload_caps;		/* bit per CAP_*: ambient */

@@ -340,6 +340,10 @@ const struct conf_key conf_keys[] = {
 	{ "lock-queue-packets", &conf_uint, AT(lock_queue_packets),
 	  .min = 16, .max = 65536, .defu = 4096,
 	  .descr = "packets the replaying lock keeps" },
+	{ "checkpoint-precopy", &conf_uint, AT(precopy_passes),
+	  .min = 0, .max = 8, .defu = 4,
+	  .descr = "checkpoint mode: most passes of memory copied while the "
+	  "program runs (0: none)" },
 	{ "workload-user", &conf_name, AT(workload_user), .defs = "nobody",
 	  .what = "user name",
 	  .descr = "user the workloads run as" },

@@ -24,16 +24,13 @@ $(SK_TESTS): %: %.o $(BUILD)/tests/unit/sk_util.o $(LIBMIGRD) $(LIBCKPT) \
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(PK_MIGRD)
 $(BUILD)/tests/unit/sk_util.o: INC := $(INC_MIGRD)
 
-# the checkpoint layer's tests and tool: that layer alone
+# the checkpoint layer's tests: that layer alone
 CKPT_TESTS := $(BUILD)/tests/unit/test_fdput $(BUILD)/tests/unit/test_imgdir \
               $(BUILD)/tests/unit/test_filecheck \
               $(BUILD)/tests/unit/test_credcheck
 $(CKPT_TESTS:%=%.o): INC := $(INC_CKPT)
 $(CKPT_TESTS): %: %.o $(LIBCKPT) $(LIBBASE)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(PK_CKPT)
-$(BUILD)/tests/tools/ckpttool.o: INC := $(INC_CKPT)
-$(BUILD)/tests/tools/ckpttool: $(BUILD)/tests/tools/ckpttool.o $(LIBCKPT) $(LIBBASE)
-	$(CC) $(LDFLAGS) -o $@ $^ $(PK_CKPT)
 
 # tests/bench: benchmarks, built and run on demand only, never by 'make
 # check' or 'make tests'.  engine-floor needs the engine and its records
@@ -77,6 +74,17 @@ bench: deps
 	@kernel/build.sh >/dev/null
 	@vmlab/lab status >/dev/null 2>&1 || BUILD=build/release vmlab/lab up >/dev/null
 	@BUILD=build/release tests/bench/bench.sh $(BENCH_ARGS)
+
+# 'make bench-ckpt': checkpoint mode's downtime for a program of 10, 100
+# and 500 MiB, with and without memory pre-copy, beside CRIU alone
+# (tests/bench/ckpt-mem.sh; BENCH_ARGS: the sizes), with the release
+# build, in a lab of 3 GiB guests (a lab already up must have them)
+.PHONY: bench-ckpt
+bench-ckpt: deps
+	@$(MAKE) --no-print-directory SAN=0 all tests
+	@kernel/build.sh >/dev/null
+	@vmlab/lab status >/dev/null 2>&1 || LAB_MEM=3072 BUILD=build/release vmlab/lab up >/dev/null
+	@BUILD=build/release tests/bench/ckpt-mem.sh $(BENCH_ARGS)
 
 .PHONY: $(LAB_BENCHES:%=bench-%)
 $(LAB_BENCHES:%=bench-%): bench-%:

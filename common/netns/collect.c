@@ -112,13 +112,13 @@ add_user(struct collect_sock *s, pid_t pid, int fd, char *err, size_t errlen)
 }
 
 static int
-add_sock(struct collect_set *set, int pidfd, pid_t pid, int fd,
-    unsigned long ino, char *err, size_t errlen)
+add_sock(struct collect_set *set, unsigned flags, int pidfd, pid_t pid,
+    int fd, unsigned long ino, char *err, size_t errlen)
 {
 	struct collect_sock *s = find_ino(set, ino);
 	struct stat st;
 	socklen_t len;
-	int copy;
+	int copy, family;
 
 	if (s != NULL)
 		return add_user(s, pid, fd, err, errlen);
@@ -136,6 +136,13 @@ add_sock(struct collect_set *set, int pidfd, pid_t pid, int fd,
 	/* a task that runs (a check before the freeze) may have closed it
 	 * and opened something else at that number since */
 	if (fstat(copy, &st) < 0 || st.st_ino != ino) {
+		close(copy);
+		return 0;
+	}
+	len = sizeof(int);
+	if ((flags & COLLECT_INET_ONLY) && (getsockopt(copy, SOL_SOCKET,
+	    SO_DOMAIN, &family, &len) < 0 ||
+	    (family != AF_INET && family != AF_INET6))) {
 		close(copy);
 		return 0;
 	}
@@ -158,7 +165,8 @@ add_sock(struct collect_set *set, int pidfd, pid_t pid, int fd,
 }
 
 static int
-collect_task(struct collect_set *set, pid_t pid, char *err, size_t errlen)
+collect_task(struct collect_set *set, unsigned flags, pid_t pid, char *err,
+    size_t errlen)
 {
 	char dir[64], link[PATH_MAX], target[64];
 	struct dirent *de;
@@ -195,7 +203,8 @@ collect_task(struct collect_set *set, pid_t pid, char *err, size_t errlen)
 		target[n] = '\0';
 		if (sscanf(target, "socket:[%lu]", &ino) != 1)
 			continue;
-		rc = add_sock(set, pidfd, pid, (int)fd, ino, err, errlen);
+		rc = add_sock(set, flags, pidfd, pid, (int)fd, ino, err,
+		    errlen);
 	}
 	closedir(d);
 	close(pidfd);
@@ -203,8 +212,8 @@ collect_task(struct collect_set *set, pid_t pid, char *err, size_t errlen)
 }
 
 int
-collect_sockets(const char *cgpath, struct collect_set *set, char *err,
-    size_t errlen)
+collect_sockets(const char *cgpath, unsigned flags, struct collect_set *set,
+    char *err, size_t errlen)
 {
 	pid_t *pids;
 	size_t n, i;
@@ -213,7 +222,7 @@ collect_sockets(const char *cgpath, struct collect_set *set, char *err,
 	if (cgroup_procs(cgpath, &pids, &n, COLLECT_MAX_TASKS, err, errlen) < 0)
 		return -1;
 	for (i = 0; i < n; i++) {
-		if (collect_task(set, pids[i], err, errlen) < 0) {
+		if (collect_task(set, flags, pids[i], err, errlen) < 0) {
 			free(pids);
 			collect_free(set);
 			return -1;

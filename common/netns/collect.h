@@ -42,9 +42,13 @@ struct collect_set {
 	size_t			 nbyino;		/* a power of 2 */
 };
 
+/* Only AF_INET and AF_INET6 sockets: the rest (unix socket pairs of a
+ * checkpointed tree) are someone else's to carry. */
+#define COLLECT_INET_ONLY	0x1
+
 /* 0 or -1; on failure nothing is left open. */
-int	collect_sockets(const char *cgpath, struct collect_set *, char *err,
-	    size_t errlen);
+int	collect_sockets(const char *cgpath, unsigned flags,
+	    struct collect_set *, char *err, size_t errlen);
 void	collect_free(struct collect_set *);
 
 #endif

@@ -515,10 +515,7 @@ report_json(const struct mig *m, const char *outcome)
 		json_object_set_new(r, "lock", replay_report(m));
 	/* checkpoint mode: CRIU's part (source) */
 	if (r != NULL && m->ck)
-		json_object_set_new(r, "checkpoint", json_pack("{s:f,s:I,s:I}",
-		    "dump_ms", (double)(long long)(m->ck_ms * 10) / 10,
-		    "images", (json_int_t)m->ck_images, "image_bytes",
-		    (json_int_t)m->ck_bytes));
+		json_object_set_new(r, "checkpoint", ckpt_report(m));
 	return r;
 }
 

@@ -51,8 +51,19 @@ struct ck_nspid {
 	pid_t		pid, nspid;
 };
 
-/* The source's checkpoint steps, after the sockets are dumped. */
+/* The source's checkpoint steps: each pass of pre-copy while the
+ * program runs, then the dump after the sockets'. */
 enum ck_phase { CK_NONE, CK_DUMPING, CK_SENDING, CK_SENT };
+
+/* Memory pre-copy (mig_precopy.c): passes at most (checkpoint-precopy),
+ * and what each did. */
+#define CK_PASSES_MAX	8
+struct ck_pass {
+	double		ms;		/* criu pre-dump */
+	uint64_t	pages;		/* bytes of memory it wrote */
+	uint64_t	bytes;		/* of images, sent */
+	double		send_ms;	/* sending them */
+};
 
 /* The socket records a destination takes in, in order: each whole in
  * MIG_RECORD, or announced there and completed by MIG_CHUNKs. */
@@ -144,6 +155,19 @@ struct mig {
 	struct ck_holder	*ck_holders;	/* destination */
 	size_t			 ck_nholders, ck_capholders;
 	double			 ck_ms;		/* criu dump or restore */
+	uint64_t		 ck_pages;	/* source: memory in the dump */
+	size_t			 ck_sent_files;	/* source: images sent, every
+						   pass and the dump */
+	int			 ck_precopying;	/* source: passes under way */
+	uint64_t		 ck_precopy_bytes; /* source: sent by them */
+	int			 ck_pass;	/* passes done (source), or
+						   being taken (destination;
+						   the dump's after them) */
+	int			 ck_rx_final;	/* destination: the dump's
+						   images are coming */
+	size_t			 ck_taken_files; /* destination: all passes */
+	struct ck_pass		 ck_passes[CK_PASSES_MAX];
+	double			 ck_t0;		/* this pass's start */
 	uint64_t		 queued;	/* bytes in socket queues */
 	uint64_t		 streamed;	/* bytes of records sent */
 	uint64_t		 encoded;	/* the same, as JSON */
@@ -220,6 +244,14 @@ int	src_answer(int type, json_t *msg, struct src_answer *a);
 void	src_action(struct mig *, unsigned action);
 void	src_rx(struct mig *, int type, json_t *msg);
 void	src_cleanup(struct mig *);
+/* mig_precopy.c: the source's passes of memory pre-copy, from the loop
+ * before the gate: 1 done (go on to the gate), 0 wait, -1 failed
+ * (mig_fail() was called). */
+int	ckpt_precopy_step(struct mig *);
+/* The report's "checkpoint" object: the dump in the freeze (its time,
+ * images, bytes, memory) and each pass of pre-copy before it. */
+json_t	*ckpt_report(const struct mig *);
+
 /* "cancel" while the source's check runs: 1 (m is gone), else 0 */
 int	src_cancel_check(struct mig *);
 /* mig_replay.c: the replaying lock of one migration */

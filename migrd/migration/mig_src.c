@@ -41,6 +41,7 @@ static void	work_cb(evutil_socket_t, short, void *);
 static void	gate_wait(struct mig *);
 static void	orphan_wait(struct mig *);
 static void	freeze_wait(struct mig *);
+static void	freeze_dump(struct mig *);
 
 static int
 append_record(json_t *rec, void *arg)
@@ -305,7 +306,7 @@ dump_done(struct mig *m)
 	m->t_dump_done = mono_ms();
 	if (mig_send(m, MSG_MIG_DUMP_DONE, json_pack("{s:I,s:o*}", "records",
 	    (json_int_t)m->seq, "images", m->ck ? json_pack("{s:I,s:I}",
-	    "files", (json_int_t)m->ck_nfiles, "bytes",
+	    "files", (json_int_t)m->ck_sent_files, "bytes",
 	    (json_int_t)m->ck_bytes) : NULL)) == -1) {
 		mig_fail(m, "channel to %s lost during the dump", m->peer);
 		return;
@@ -386,7 +387,10 @@ work_cb(evutil_socket_t fd, short what, void *arg)
 		mig_event(m, ME_CMD_MIGRATE);
 		return;
 	}
-	if (m->state == MS_FROZEN && m->gating)
+	if (m->state == MS_FROZEN && m->ck_precopying) {
+		if (ckpt_precopy_step(m) > 0)
+			freeze_dump(m);
+	} else if (m->state == MS_FROZEN && m->gating)
 		gate_wait(m);
 	else if (m->state == MS_FROZEN && m->orphaning)
 		orphan_wait(m);
@@ -406,7 +410,9 @@ reattach(struct mig *m)
 		return 0;
 	if (!m->restarted || !m->was_frozen)
 		return -1;	/* nothing was frozen */
-	if (migsrc_reattach(&m->src, m->ns, m->cgroup, err, sizeof(err)) < 0) {
+	if (migsrc_reattach(&m->src, m->ns, m->cgroup,
+	    ns_workload_ckpt(m->ns) > 0 ? MIGSRC_CKPT : 0, err,
+	    sizeof(err)) < 0) {
 		log_warnx("migration %s: cannot take back the sockets of %s: "
 		    "%s", m->id, m->ns, err);
 		migsrc_free(&m->src);
@@ -501,8 +507,8 @@ freeze_now(struct mig *m)
 
 	m->t_freeze = mono_ms();
 	m->was_frozen = 1;
-	if (migsrc_freeze_start(&m->src, m->ns, m->cgroup, err,
-	    sizeof(err)) < 0) {
+	if (migsrc_freeze_start(&m->src, m->ns, m->cgroup,
+	    m->ck ? MIGSRC_CKPT : 0, err, sizeof(err)) < 0) {
 		mig_fail(m, "cannot freeze %s: %.200s", m->ns, err);
 		return;
 	}
@@ -643,6 +649,7 @@ freeze_dump(struct mig *m)
 void
 src_action(struct mig *m, unsigned action)
 {
+	struct timeval now = { 0, 0 };
 	char err[256];
 	int thawed;
 
@@ -656,7 +663,13 @@ src_action(struct mig *m, unsigned action)
 			mig_fail(m, "cannot send prepare to %s", m->peer);
 		break;
 	case MA_FREEZE_DUMP:
-		freeze_dump(m);
+		/* checkpoint mode: the memory first, while it runs */
+		if (m->ck && migrd.conf.precopy_passes > 0) {
+			m->ck_precopying = 1;
+			evtimer_add(m->work, &now);
+		} else {
+			freeze_dump(m);
+		}
 		break;
 	case MA_ROLLBACK:
 		m->gating = 0;

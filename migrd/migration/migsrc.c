@@ -58,6 +58,12 @@ refuse(char *why, size_t len, json_t *reasons, const char *fmt, ...)
 		json_array_append_new(reasons, json_string(one));
 }
 
+static unsigned
+collect_flags(unsigned flags)
+{
+	return (flags & MIGSRC_CKPT) ? COLLECT_INET_ONLY : 0;
+}
+
 /* The engine's reasons for one socket ("a; b"), each with its owner. */
 static void
 refuse_socket(char *why, size_t len, json_t *reasons,
@@ -77,8 +83,8 @@ refuse_socket(char *why, size_t len, json_t *reasons,
 }
 
 int
-migsrc_check(const char *ns, const char *cgroup, char *why, size_t len,
-    json_t *reasons)
+migsrc_check(const char *ns, const char *cgroup, unsigned flags, char *why,
+    size_t len, json_t *reasons)
 {
 	struct collect_set set;
 	struct sockdiag_sock *diag = NULL;
@@ -89,7 +95,8 @@ migsrc_check(const char *ns, const char *cgroup, char *why, size_t len,
 
 	if (len > 0)
 		why[0] = '\0';
-	if (collect_sockets(cgroup, &set, one, sizeof(one)) < 0) {
+	if (collect_sockets(cgroup, collect_flags(flags), &set, one,
+	    sizeof(one)) < 0) {
 		refuse(why, len, reasons, "cannot collect the sockets: %s",
 		    one);
 		return -1;
@@ -103,7 +110,11 @@ migsrc_check(const char *ns, const char *cgroup, char *why, size_t len,
 	for (i = 0; i < set.nsocks; i++) {
 		const struct collect_sock *cs = &set.socks[i];
 
-		if (sk_check(cs->fd, one, sizeof(one)) < 0)
+		if ((flags & MIGSRC_CKPT) && cs->type == SOCK_DGRAM)
+			refuse(why, len, reasons, "pid %d fd %d: a UDP socket: "
+			    "checkpoint mode does not carry UDP yet",
+			    (int)cs->users[0].pid, cs->users[0].fd);
+		else if (sk_check(cs->fd, one, sizeof(one)) < 0)
 			refuse_socket(why, len, reasons, cs, one);
 		if ((d = sockdiag_find(diag, ndiag, (uint32_t)cs->ino)) !=
 		    NULL && d->md5)
@@ -184,9 +195,10 @@ orphan_check(struct migsrc *s, char *err, size_t errlen)
 
 int
 migsrc_freeze_start(struct migsrc *s, const char *ns, const char *cgroup,
-    char *err, size_t errlen)
+    unsigned flags, char *err, size_t errlen)
 {
 	memset(s, 0, sizeof(*s));
+	s->flags = flags;
 	snprintf(s->ns, sizeof(s->ns), "%s", ns);
 	snprintf(s->cgroup, sizeof(s->cgroup), "%s", cgroup);
 	s->t_freeze = mono_ms();
@@ -216,7 +228,8 @@ migsrc_freeze_finish(struct migsrc *s, int timeout_ms, char *err,
 	s->locked = 1;
 	s->fig.lock_ms = mono_ms() - t1;
 	t1 = mono_ms();
-	if (collect_sockets(s->cgroup, &s->set, err, errlen) < 0 ||
+	if (collect_sockets(s->cgroup, collect_flags(s->flags), &s->set, err,
+	    errlen) < 0 ||
 	    sockdiag_tcp(s->ns, &s->diag, &s->ndiag, err, errlen) < 0)
 		goto out_unlock;
 	s->fig.collect_ms = mono_ms() - t1;
@@ -237,11 +250,11 @@ out_thaw:
 
 int
 migsrc_freeze(struct migsrc *s, const char *ns, const char *cgroup,
-    int timeout_ms, char *err, size_t errlen)
+    unsigned flags, int timeout_ms, char *err, size_t errlen)
 {
 	char why[256];
 
-	if (migsrc_freeze_start(s, ns, cgroup, err, errlen) < 0)
+	if (migsrc_freeze_start(s, ns, cgroup, flags, err, errlen) < 0)
 		return -1;
 	if (cgroup_freeze(cgroup, timeout_ms, err, errlen) < 0) {
 		if (cgroup_thaw(cgroup, timeout_ms, why, sizeof(why)) < 0)
@@ -434,16 +447,18 @@ migsrc_dump(struct migsrc *s, migsrc_emit_fn emit, void *arg)
 
 int
 migsrc_reattach(struct migsrc *s, const char *ns, const char *cgroup,
-    char *err, size_t errlen)
+    unsigned flags, char *err, size_t errlen)
 {
 	size_t i;
 
 	memset(s, 0, sizeof(*s));
+	s->flags = flags;
 	snprintf(s->ns, sizeof(s->ns), "%s", ns);
 	snprintf(s->cgroup, sizeof(s->cgroup), "%s", cgroup);
 	/* whatever a dead migrd left: frozen, locked, sockets in repair */
 	s->frozen = s->locked = 1;
-	if (collect_sockets(cgroup, &s->set, err, errlen) < 0)
+	if (collect_sockets(cgroup, collect_flags(flags), &s->set, err,
+	    errlen) < 0)
 		return -1;
 	for (i = 0; i < s->set.nsocks; i++) {
 		struct collect_sock *cs = &s->set.socks[i];

@@ -67,6 +67,7 @@ struct migsrc {
 	struct migsrc_item	*items;
 	size_t			 nitems;
 	size_t			 capitems;	/* doubles as it fills */
+	unsigned		 flags;		/* MIGSRC_* */
 	int			 frozen, locked;
 	int			 replay;	/* the replaying lock (its
 						   queue's reader is bound) */
@@ -88,12 +89,19 @@ struct migsrc {
  */
 typedef int (*migsrc_emit_fn)(json_t *rec, struct sk_state *st, void *arg);
 
+/*
+ * MIGSRC_CKPT: the namespace's program moves by CRIU (checkpoint mode).
+ * The engine takes its TCP sockets only: unix sockets are CRIU's (within
+ * the tree; it refuses the rest), and UDP is refused.
+ */
+#define MIGSRC_CKPT	0x1
+
 /* Every reason the namespace cannot move, in why ("pid 7 fd 4: tcp:
  * urgent data pending cannot be moved; multicast groups ...") and, when
  * reasons is not NULL, one string each appended to it: 0 when there is
  * none, -1 otherwise (a failure to look is a reason too). */
-int	migsrc_check(const char *ns, const char *cgroup, char *why, size_t len,
-	    json_t *reasons);
+int	migsrc_check(const char *ns, const char *cgroup, unsigned flags,
+	    char *why, size_t len, json_t *reasons);
 /* Orphans that still owe their peer something: how many (described in
  * why), or -1 with the reason. */
 int	migsrc_orphans(const char *ns, char *why, size_t len);
@@ -101,14 +109,14 @@ int	migsrc_orphans(const char *ns, char *why, size_t len);
  * many (the first three described in why), or -1 with the reason. */
 int	migsrc_handshakes(const char *ns, char *why, size_t len);
 int	migsrc_freeze(struct migsrc *, const char *ns, const char *cgroup,
-	    int timeout_ms, char *err, size_t errlen);
+	    unsigned flags, int timeout_ms, char *err, size_t errlen);
 /*
  * The same in steps, for an event loop that must not wait: ask for the
  * freeze (a rollback then thaws), see whether it is done (1, 0 not yet,
  * -1), then lock and collect (on failure unlocked and thawed again).
  */
 int	migsrc_freeze_start(struct migsrc *, const char *ns,
-	    const char *cgroup, char *err, size_t errlen);
+	    const char *cgroup, unsigned flags, char *err, size_t errlen);
 int	migsrc_frozen(const struct migsrc *);
 int	migsrc_freeze_finish(struct migsrc *, int timeout_ms, char *err,
 	    size_t errlen);
@@ -121,7 +129,7 @@ int	migsrc_dump_next(struct migsrc *, migsrc_emit_fn, void *arg);
  * a dead migrd left in repair, so it can be committed or rolled back.
  * Connections it had taken from accept queues died with it. */
 int	migsrc_reattach(struct migsrc *, const char *ns, const char *cgroup,
-	    char *err, size_t errlen);
+	    unsigned flags, char *err, size_t errlen);
 /* Both do all they can; -1 and the first failure in err if any step
  * failed. */
 int	migsrc_commit(struct migsrc *, const char *hostif, int timeout_ms,

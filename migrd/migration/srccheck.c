@@ -34,7 +34,7 @@ child(void *arg)
 	const struct srccheck *c = arg;
 	char why[4096], one[600];
 	json_t *reasons;
-	int n;
+	int n, ckpt;
 
 	if ((reasons = json_array()) == NULL)
 		return NULL;
@@ -42,9 +42,11 @@ child(void *arg)
 		_exit(1);
 	if (mig_fault("src-check-slow"))
 		sleep(15);
-	n = migsrc_check(c->ns, c->cgroup, why, sizeof(why), reasons);
+	ckpt = ns_workload_ckpt(c->ns) > 0;
+	n = migsrc_check(c->ns, c->cgroup, ckpt ? MIGSRC_CKPT : 0, why,
+	    sizeof(why), reasons);
 	/* checkpoint mode: can CRIU work on this host at all? */
-	if (ns_workload_ckpt(c->ns) > 0 && ckpt_criu_check(one,
+	if (ckpt && ckpt_criu_check(one,
 	    sizeof(one)) < 0) {
 		json_array_append_new(reasons, json_string(one));
 		if (n >= 0)

@@ -14,8 +14,11 @@
 # A process tree moves too: a shell, its two children and a pipe between
 # them (tests/workload/pipetally.py), there and back, the numbers in the
 # pipe and in both programs' memory going on with no gap.
+# Each move copies redis's memory while it runs first (pre-copy), and the
+# dump in the freeze takes only what changed since.
 # Then failures: CRIU's restore failing on the destination, and CRIU's
-# dump failing on the source, must each leave redis serving where it was
+# dump or pre-dump failing on the source, must each leave redis serving
+# where it was
 # with its data, and nothing of it on the other host, no images left.
 # Last, a host that does not allow the peer checkpoint mode refuses it by
 # name.
@@ -131,6 +134,17 @@ for hop in "host1 host2" "host2 host1" "host1 host2"; do
 done
 is "$moves" 3 "three moves"
 like "$(jq -c .checkpoint <<<"$MREP")" '"images":[1-9]' "the report counts CRIU's images"
+# memory pre-copy (checkpoint-precopy 4, the default): redis's memory went
+# while it ran; the dump in the freeze took only what it wrote since
+p1=$(rep '.checkpoint.precopy[0].memory')
+pd=$(rep '.checkpoint.memory')
+diag "pre-copy: $(jq -c '.checkpoint' <<<"$MREP")"
+if [ "${p1:-0}" -gt 1048576 ] && [ -n "$pd" ] && [ "$pd" -lt "$p1" ]; then
+	pass "pre-copy: pass 1 copied $p1 bytes of memory while redis ran, the dump $pd"
+else
+	fail "pre-copy: pass 1 copied ${p1:-nothing}, the dump ${pd:-nothing}"
+fi
+like "$MOUT" "pre-copy +[0-9]+ +bytes of memory copied in pass 1" "migctl shows the passes"
 
 r=$(kvc_report)
 diag "client: $r"
@@ -192,15 +206,15 @@ for hop in "host1 host2" "host2 host1"; do
 done
 
 # --- failures before the commit point: the program goes on where it was
-fail_move() {	# FAULT-GUEST FAULT WHAT REASON
-	local g=$1 f=$2 what=$3 p0
+fail_move() {	# FAULT-GUEST FAULT WHAT REASON [EXIT]
+	local g=$1 f=$2 what=$3 p0 rc=${5:-16}
 	check "migrd on $g with fault $f" restart "$g" "$f"
 	p0=$(prog_pid host2)
 	kvc_start 900
 	sleep 2
 	migrate host2 host1
 	diag "$MOUT"
-	is "$MRC" 16 "$what: migctl migrate exits 16 (rolled back)"
+	is "$MRC" "$rc" "$what: migctl migrate exits $rc (16 rolled back, 15 refused before the freeze)"
 	like "$MOUT" "$4" "$what: the reason is given"
 	is "$(svc_where)" host2 "$what: $NS still runs on host2 only"
 	is "$(prog_pid host2)" "$p0" "$what: the same process goes on on host2"
@@ -214,6 +228,7 @@ fail_move() {	# FAULT-GUEST FAULT WHAT REASON
 }
 fail_move host1 dst-ckpt-restore "CRIU's restore fails on host1" "fault injected: dst-ckpt-restore"
 fail_move host2 src-ckpt-dump "CRIU's dump fails on host2" "CRIU could not dump.*fault injected: src-ckpt-dump"
+fail_move host2 src-ckpt-predump "CRIU's pre-dump fails on host2" "CRIU could not copy the memory of $NS \\(pass 1\\).*fault injected: src-ckpt-predump" 15
 is "$(kv_probe 9)" 9 "redis still answers on host2"
 
 # --- policy: without "allow host2 checkpoint", host1 refuses by name

@@ -117,11 +117,11 @@ source(const char *ns, const char *cg, const char *hostif, const char *out,
 	FILE *f;
 	int rc;
 
-	if (migsrc_check(ns, cg, why, sizeof(why), NULL) < 0) {
+	if (migsrc_check(ns, cg, 0, why, sizeof(why), NULL) < 0) {
 		log_warnx("cannot move %s: %s", ns, why);
 		return 3;
 	}
-	if (migsrc_freeze(&s, ns, cg, TIMEOUT_MS, why, sizeof(why)) < 0) {
+	if (migsrc_freeze(&s, ns, cg, 0, TIMEOUT_MS, why, sizeof(why)) < 0) {
 		log_warnx("cannot freeze %s: %s", ns, why);
 		return 1;
 	}

@@ -44,7 +44,7 @@ do_collect(const char *cg)
 	struct collect_set set;
 	size_t i, j;
 
-	if (collect_sockets(cg, &set, E) < 0)
+	if (collect_sockets(cg, 0, &set, E) < 0)
 		return 1;
 	printf("tasks=%zu sockets=%zu\n", set.ntasks, set.nsocks);
 	for (i = 0; i < set.nsocks; i++) {
