@@ -245,8 +245,10 @@ mig_ctl_check(struct ctl_req *r, json_t **data, char *msg, size_t msglen)
 	snprintf(c->peer, sizeof(c->peer), "%s", r->host ? r->host : "");
 	c->ctl = control_current();
 	ns_cgroup_path(r->ns, cg, sizeof(cg));
-	if ((c->sc = srccheck_start(r->ns, cg, checked, c, why,
-	    sizeof(why))) == NULL) {
+	/* a dry pre-dump too, unless a migration of it is under way (its
+	 * own passes, or its freeze, hold the program) */
+	if ((c->sc = srccheck_start(r->ns, cg, mig_busy(r->ns) ? 0 :
+	    SRCCHECK_DRY_DUMP, checked, c, why, sizeof(why))) == NULL) {
 		free(c);
 		snprintf(msg, msglen, "cannot check %s: %s", r->ns, why);
 		return RES_SYSTEM;

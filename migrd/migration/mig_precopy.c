@@ -37,26 +37,24 @@
 
 #define PC_SMALL	(1024 * 1024)	/* memory a pass may leave to the dump */
 
-/* In the helper: criu pre-dump of the running tree, pass m->ck_pass. */
+/* criu pre-dump of the running tree of root into dir (after prev, a
+ * path from dir, or from nothing): NULL when it worked, else the failure
+ * answer. */
 static json_t *
-predump_child(void *arg)
+predump(const char *ns, pid_t root, const char *cgroup, const char *dir,
+    const char *prev)
 {
-	const struct mig *m = arg;
-	char tree[24], ext[64], path[PATH_MAX], dir[PATH_MAX + 96];
-	char prev[PATH_MAX];
+	char tree[24], ext[64], path[PATH_MAX];
 	const char *argv[32];
 	struct stat st;
 	int n = 0;
 
-	if (mig_fault("src-ckpt-predump"))
-		return criu_fail(NULL, "fault injected: src-ckpt-predump");
-	snprintf(path, sizeof(path), "%s/%s", NETNS_RUN_DIR, m->ns);
+	snprintf(path, sizeof(path), "%s/%s", NETNS_RUN_DIR, ns);
 	if (stat(path, &st) < 0)
 		return criu_fail(NULL, "%s: %s", path, strerror(errno));
-	snprintf(tree, sizeof(tree), "%ld", (long)m->ck_root);
+	snprintf(tree, sizeof(tree), "%ld", (long)root);
 	snprintf(ext, sizeof(ext), "net[%lu]:" CK_NET_KEY,
 	    (unsigned long)st.st_ino);
-	ckpt_pass_dir(dir, sizeof(dir), "out", m->ns, m->ck_pass);
 	argv[n++] = "criu";
 	argv[n++] = "pre-dump";
 	argv[n++] = "--tree";
@@ -69,15 +67,13 @@ predump_child(void *arg)
 	argv[n++] = "--track-mem";
 	/* the tasks stop together, and go on after */
 	argv[n++] = "--freeze-cgroup";
-	argv[n++] = m->cgroup;
+	argv[n++] = cgroup;
 	argv[n++] = "--tcp-close";
 	argv[n++] = "--external";
 	argv[n++] = "mnt[]";
 	argv[n++] = "--external";
 	argv[n++] = ext;
-	if (m->ck_pass > 1) {
-		ckpt_pass_rel(prev, sizeof(prev), "out", m->ns,
-		    m->ck_pass - 1);
+	if (prev != NULL) {
 		argv[n++] = "--prev-images-dir";
 		argv[n++] = prev;
 	}
@@ -85,12 +81,51 @@ predump_child(void *arg)
 	{
 		const struct criu_run r = { "pre-dump", dir, "pre-dump.log",
 			argv, NULL, 0, NULL, 0 };
-		json_t *fail;
 
-		if ((fail = run_criu(&r)) != NULL)
-			return fail;
+		return run_criu(&r);
 	}
+}
+
+/* In the helper: pass m->ck_pass. */
+static json_t *
+predump_child(void *arg)
+{
+	const struct mig *m = arg;
+	char dir[PATH_MAX + 96], prev[PATH_MAX];
+	json_t *fail;
+
+	if (mig_fault("src-ckpt-predump"))
+		return criu_fail(NULL, "fault injected: src-ckpt-predump");
+	ckpt_pass_dir(dir, sizeof(dir), "out", m->ns, m->ck_pass);
+	if (m->ck_pass > 1)
+		ckpt_pass_rel(prev, sizeof(prev), "out", m->ns,
+		    m->ck_pass - 1);
+	if ((fail = predump(m->ns, m->ck_root, m->cgroup, dir,
+	    m->ck_pass > 1 ? prev : NULL)) != NULL)
+		return fail;
 	return json_pack("{s:b}", "ok", 1);
+}
+
+int
+ckpt_dry_predump(const char *ns, pid_t root, const char *cgroup, char *why,
+    size_t len)
+{
+	char dir[PATH_MAX + 96];
+	json_t *fail;
+
+	ckpt_dir_path(dir, sizeof(dir), "check", ns);
+	if (ckpt_dir_make(dir, why, len) < 0)
+		return -1;
+	fail = mig_fault("src-ckpt-predump") ? criu_fail(NULL, "fault "
+	    "injected: src-ckpt-predump") : predump(ns, root, cgroup, dir,
+	    NULL);
+	ckpt_dir_remove(dir);
+	if (fail == NULL)
+		return 0;
+	snprintf(why, len, "checkpoint mode: CRIU cannot take the program: "
+	    "%s", json_string_value(json_object_get(fail, "why")));
+	json_decref(fail);
+	return -1;
 }
 
 static void

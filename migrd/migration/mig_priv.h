@@ -248,6 +248,11 @@ void	src_cleanup(struct mig *);
  * before the gate: 1 done (go on to the gate), 0 wait, -1 failed
  * (mig_fail() was called). */
 int	ckpt_precopy_step(struct mig *);
+/* In a child, for "migctl check": a pre-dump of the running program
+ * into a folder deleted after it, to learn whether CRIU can take it;
+ * -1 with why if not. */
+int	ckpt_dry_predump(const char *ns, pid_t root, const char *cgroup,
+	    char *why, size_t len);
 /* The report's "checkpoint" object: the dump in the freeze (its time,
  * images, bytes, memory) and each pass of pre-copy before it. */
 json_t	*ckpt_report(const struct mig *);

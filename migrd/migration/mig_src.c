@@ -169,7 +169,7 @@ mig_ctl_migrate(struct ctl_req *r, json_t **data, char *msg, size_t msglen)
 	}
 	m->ctl = control_current();
 	ns_cgroup_path(ns, cg, sizeof(cg));
-	if ((m->check = srccheck_start(ns, cg, checked, m, why,
+	if ((m->check = srccheck_start(ns, cg, 0, checked, m, why,
 	    sizeof(why))) == NULL) {
 		mig_free(m);
 		snprintf(msg, msglen, "cannot check %s: %s", ns, why);

@@ -23,6 +23,7 @@ struct srccheck {
 	struct helper		*h;
 	char			 ns[64];
 	char			 cgroup[PATH_MAX];
+	unsigned		 flags;		/* SRCCHECK_* */
 	srccheck_done_fn	*done;
 	void			*arg;
 };
@@ -34,7 +35,8 @@ child(void *arg)
 	const struct srccheck *c = arg;
 	char why[4096], one[600];
 	json_t *reasons;
-	int n, ckpt;
+	pid_t root;
+	int n;
 
 	if ((reasons = json_array()) == NULL)
 		return NULL;
@@ -42,12 +44,14 @@ child(void *arg)
 		_exit(1);
 	if (mig_fault("src-check-slow"))
 		sleep(15);
-	ckpt = ns_workload_ckpt(c->ns) > 0;
-	n = migsrc_check(c->ns, c->cgroup, ckpt ? MIGSRC_CKPT : 0, why,
+	root = ns_workload_ckpt(c->ns);
+	n = migsrc_check(c->ns, c->cgroup, root > 0 ? MIGSRC_CKPT : 0, why,
 	    sizeof(why), reasons);
-	/* checkpoint mode: can CRIU work on this host at all? */
-	if (ckpt && ckpt_criu_check(one,
-	    sizeof(one)) < 0) {
+	/* checkpoint mode: can CRIU work on this host at all, and take
+	 * this program? */
+	if (root > 0 && (ckpt_criu_check(one, sizeof(one)) < 0 ||
+	    ((c->flags & SRCCHECK_DRY_DUMP) && ckpt_dry_predump(c->ns, root,
+	    c->cgroup, one, sizeof(one)) < 0))) {
 		json_array_append_new(reasons, json_string(one));
 		if (n >= 0)
 			snprintf(why, sizeof(why), "%s", one);
@@ -88,8 +92,8 @@ finish(void *arg, json_t *o, const char *failure)
 }
 
 struct srccheck *
-srccheck_start(const char *ns, const char *cgroup, srccheck_done_fn *done,
-    void *arg, char *why, size_t len)
+srccheck_start(const char *ns, const char *cgroup, unsigned flags,
+    srccheck_done_fn *done, void *arg, char *why, size_t len)
 {
 	struct srccheck *c;
 
@@ -99,6 +103,7 @@ srccheck_start(const char *ns, const char *cgroup, srccheck_done_fn *done,
 	}
 	snprintf(c->ns, sizeof(c->ns), "%s", ns);
 	snprintf(c->cgroup, sizeof(c->cgroup), "%s", cgroup);
+	c->flags = flags;
 	c->done = done;
 	c->arg = arg;
 	if ((c->h = helper_start("check", SRCCHECK_OUT_MAX, child, c, finish,

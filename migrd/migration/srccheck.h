@@ -25,10 +25,15 @@ struct srccheck;
 typedef void	srccheck_done_fn(void *arg, int nsocks, const char *why,
 		    json_t *reasons);
 
+/* "migctl check" (not a migration, which copies the memory anyway):
+ * in checkpoint mode, a dry pre-dump of the program too. */
+#define SRCCHECK_DRY_DUMP	0x1
+
 /* NULL with why when the child cannot be started; done is then never
  * called. */
 struct srccheck	*srccheck_start(const char *ns, const char *cgroup,
-		    srccheck_done_fn *done, void *arg, char *why, size_t len);
+		    unsigned flags, srccheck_done_fn *done, void *arg,
+		    char *why, size_t len);
 /* Kill the child and forget it: done is not called. */
 void		 srccheck_cancel(struct srccheck *c);
 

@@ -95,6 +95,7 @@ alone() {
 # moved MIB PASSES: migrd moves memhog host1 -> host2; its report in MREP
 moved() {
 	local g p
+	MRC= MREP=
 	migrd_cleanup host1 host2
 	mig_wipe
 	for g in host1:host2 host2:host1; do
@@ -117,6 +118,7 @@ printf '| MiB | path | passes (memory MiB each) | dump memory MiB | CRIU dump ms
 printf '| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n'
 rows=() rc=0
 [ $# -gt 0 ] || set -- 10 100 500
+migrd_certs >/dev/null
 for mib in "$@"; do
 	if r=$(alone "$mib"); then
 		read -r d rs b v <<<"$r"
@@ -142,7 +144,7 @@ for mib in "$@"; do
 			"$(jq -r '(.checkpoint.memory // 0) / 1048576 | floor' <<<"$MREP")" \
 			"$(rep .checkpoint.dump_ms)" "$(rep .ms.restore)" "$(rep .ms.downtime)" "$(rep .ms.total)" "$v"
 		rows+=("$(jq -c --argjson mib "$mib" --argjson passes "$passes" --arg v "$v" \
-			'{mib: $mib, path: "migrd", precopy: $passes, checkpoint, ms, check: $v}' <<<"${MREP:-null}")")
+			'{mib: $mib, path: "migrd", precopy: $passes, checkpoint, ms, check: $v}' <<<"${MREP:-{\}}")")
 		mig_wipe
 	done
 done

@@ -103,6 +103,12 @@ like "$out" "checkpointed: it must be the only program there" \
 	"no second program beside a checkpointed one"
 like "$out" "rc=14$" "... refused with 14 (a limit)"
 is "$(kv_probe 0)" 0 "redis answers before any move"
+# migctl check: criu check, and a dry pre-dump of the running program
+out=$(mc host1 "check $NS host2 2>&1; echo rc=\$?")
+diag "$out"
+like "$out" "rc=0$" "migctl check: CRIU can take redis here (criu check, a dry pre-dump)"
+is "$(kv_probe 00)" 00 "redis answers after the dry pre-dump"
+is "$(gx host1 "ls /var/lib/migrd/ckpt 2>/dev/null")" "" "the dry pre-dump left no image"
 
 kvc_start 900
 sleep 3
@@ -230,6 +236,12 @@ fail_move host1 dst-ckpt-restore "CRIU's restore fails on host1" "fault injected
 fail_move host2 src-ckpt-dump "CRIU's dump fails on host2" "CRIU could not dump.*fault injected: src-ckpt-dump"
 fail_move host2 src-ckpt-predump "CRIU's pre-dump fails on host2" "CRIU could not copy the memory of $NS \\(pass 1\\).*fault injected: src-ckpt-predump" 15
 is "$(kv_probe 9)" 9 "redis still answers on host2"
+check "migrd on host2 with fault src-ckpt-predump" restart host2 src-ckpt-predump
+out=$(mc host2 "check $NS host1 2>&1; echo rc=\$?")
+diag "$out"
+like "$out" "rc=15$" "migctl check: a program CRIU cannot pre-dump is refused (15)"
+like "$out" "CRIU cannot take the program: fault injected: src-ckpt-predump" "... naming CRIU's failure"
+check "migrd on host2 without faults" restart host2
 
 # --- policy: without "allow host2 checkpoint", host1 refuses by name
 migrd_stop host1
