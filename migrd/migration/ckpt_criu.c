@@ -93,7 +93,8 @@ run_criu(const struct criu_run *r)
 	if ((pid = fork()) < 0)
 		return criu_fail(NULL, "fork: %s", strerror(errno));
 	if (pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (!r->outlive)
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (r->cgroup != NULL && cgroup_enter(r->cgroup, 0, NULL, 0) < 0)
 			_exit(125);
 		/* out of the way of 3.., then into place */
@@ -174,7 +175,7 @@ ckpt_criu_check(char *why, size_t len)
 		"criu", "check", "--log-file", log, "-v2", NULL
 	};
 	const struct criu_run r = { "check", migrd.conf.state_dir,
-		"criu-check.out", argv, NULL, 0, NULL, 0 };
+		"criu-check.out", argv, NULL, 0, NULL, 0, 0 };
 	json_t *fail;
 
 	/* its log, written where run_criu() looks, kept if it failed */

@@ -7,12 +7,14 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "ckpt_priv.h"
+#include "clock.h"
 #include "config.h"
 #include "log.h"
 #include "mig_priv.h"
@@ -58,6 +60,61 @@ ckpt_dir_remove(const char *dir)
 		log_warn("rmdir %s", dir);
 }
 
+/* Is pid a criu working on an images folder of ours? */
+static int
+our_criu(const char *pid, const char *top, size_t toplen)
+{
+	char path[300], buf[4096];
+	const char *a, *base;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%s/cmdline", pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	base = strrchr(buf, '/') ? strrchr(buf, '/') + 1 : buf;
+	if (strcmp(base, "criu") != 0)
+		return 0;
+	for (a = buf; a < buf + n; a += strlen(a) + 1)
+		if (strncmp(a, top, toplen) == 0)
+			return 1;
+	return 0;
+}
+
+void
+ckpt_wait_criu(int ms)
+{
+	char top[PATH_MAX + 16];
+	struct dirent *e;
+	double t0 = mono_ms();
+	int found;
+	DIR *d;
+
+	snprintf(top, sizeof(top), "%s/ckpt/", migrd.conf.state_dir);
+	do {
+		if ((d = opendir("/proc")) == NULL)
+			return;
+		found = 0;
+		while (!found && (e = readdir(d)) != NULL)
+			found = e->d_name[0] >= '1' && e->d_name[0] <= '9' &&
+			    our_criu(e->d_name, top, strlen(top));
+		closedir(d);
+		if (!found)
+			return;
+		if (mono_ms() - t0 < 100)
+			log_info("a criu a dead migrd left is still at work: "
+			    "waiting for it");
+		usleep(100000);
+	} while (mono_ms() - t0 < ms);
+	log_warnx("a criu a dead migrd left still runs after %d ms: going on",
+	    ms);
+}
+
 void
 ckpt_purge(void)
 {
@@ -65,6 +122,9 @@ ckpt_purge(void)
 	struct dirent *e;
 	DIR *d;
 
+	/* a dump it left must end first: it leaves the program stopped,
+	 * and a rollback continues it only if it comes after */
+	ckpt_wait_criu(CK_LEFTOVER_MS);
 	snprintf(top, sizeof(top), "%s/ckpt", migrd.conf.state_dir);
 	if ((d = opendir(top)) == NULL)
 		return;

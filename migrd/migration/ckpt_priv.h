@@ -22,6 +22,8 @@
 #define CK_FD_MAX	(1 << 20)	/* fs.nr_open's ceiling */
 #define CK_TASKS_MAX	4096		/* tasks of one restored tree */
 #define CK_DUMP_WAIT_MS	30000		/* a dump under way, given up */
+#define CK_LEFTOVER_MS	60000		/* a dead migrd's criu, waited for */
+#define CK_TELL_MS	10000		/* images sending: progress */
 #define CK_ANSWER_MAX	(64 * 1024)	/* a helper's verdict and errors */
 
 struct mig;
@@ -35,6 +37,10 @@ void	ckpt_pass_dir(char *buf, size_t len, const char *side, const char *ns,
 	    int pass);
 void	ckpt_pass_rel(char *buf, size_t len, const char *side, const char *ns,
 	    int pass);
+/* At startup, before the images go: wait (at most ms) for the criu
+ * dumps a dead migrd left running (criu_run.outlive), so that none
+ * leaves a program stopped after its migration was rolled back. */
+void	ckpt_wait_criu(int ms);
 /* A folder of files (and links), and the folder. */
 void	ckpt_dir_remove(const char *dir);
 /* dir, new and empty (whatever was there goes). */
@@ -53,6 +59,11 @@ struct criu_run {
 	const char		*cgroup;	/* joined first, or NULL */
 	int			 nnp;		/* no_new_privs, for criu and
 						   all it restores */
+	int			 outlive;	/* goes on if migrd dies: a
+						   dump's parasite is inside
+						   the program's tasks, and
+						   killing criu then would
+						   kill them */
 };
 
 /* criu as r says, waited for: NULL when it succeeded, else the failure

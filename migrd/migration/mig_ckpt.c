@@ -62,6 +62,8 @@
 void
 ckpt_cleanup(struct mig *m)
 {
+	int k;
+
 	/* a dump is not cut short: killing CRIU with its parasite inside
 	 * a task would kill that task too */
 	if (m->role == MIG_SOURCE)
@@ -85,12 +87,12 @@ ckpt_cleanup(struct mig *m)
 	if (m->ck_dir[0] != '\0')
 		ckpt_dir_remove(m->ck_dir);
 	m->ck_dir[0] = '\0';
-	/* and the passes of pre-copy */
-	for (; m->ck_pass > 0; m->ck_pass--) {
+	/* and the passes of pre-copy (their figures stay, for the report) */
+	for (k = m->ck_pass; k > 0; k--) {
 		char dir[PATH_MAX + 96];
 
 		ckpt_pass_dir(dir, sizeof(dir), m->role == MIG_SOURCE ?
-		    "out" : "in", m->ns, m->ck_pass);
+		    "out" : "in", m->ns, k);
 		ckpt_dir_remove(dir);
 	}
 	m->ck_precopying = 0;
@@ -281,7 +283,7 @@ src_dump_child(void *arg)
 	argv[n] = NULL;
 	{
 		const struct criu_run r = { "dump", m->ck_dir, "dump.log",
-			argv, NULL, 0, NULL, 0 };
+			argv, NULL, 0, NULL, 0, 1 };
 
 		if (mig_fault("src-ckpt-dump"))
 			return criu_fail(NULL, "fault injected: "
@@ -349,6 +351,9 @@ ckpt_list_images(struct mig *m, const char *dir, uint64_t *bytes,
 		if (strncmp(m->ck_files[i].name, "pages-", 6) == 0)
 			*pages += m->ck_files[i].size;
 	}
+	m->ck_list_bytes = *bytes;
+	m->ck_list_sent = 0;
+	m->ck_t_told = mono_ms();
 	return 0;
 }
 
@@ -404,7 +409,17 @@ ckpt_send_images(struct mig *m, const char *dir, int pass, char *why,
 		m->streamed += peer_output_len(m->peer) - before;
 		m->encoded += peer_tx_json(m->peer) - json0;
 		m->ck_bytes += (uint64_t)n;
+		m->ck_list_sent += (uint64_t)n;
 		m->ck_off += (uint64_t)n;
+		/* hundreds of MB take minutes: migctl hears how far */
+		if (mono_ms() - m->ck_t_told >= CK_TELL_MS) {
+			m->ck_t_told = mono_ms();
+			mig_progress(m, pass > 0 ? "precopy" : "checkpoint",
+			    "%s%.0d: %llu of %llu bytes of images sent",
+			    pass > 0 ? "pass " : "the dump", pass,
+			    (unsigned long long)m->ck_list_sent,
+			    (unsigned long long)m->ck_list_bytes);
+		}
 		if (m->ck_off >= f->size) {
 			m->ck_sent_files++;
 			m->ck_file++;
@@ -438,6 +453,12 @@ ckpt_src_step(struct mig *m)
 		    src_dump_child, m, src_dumped, m, why, sizeof(why))) == NULL) {
 			mig_fail(m, "cannot run CRIU: %.400s", why);
 			return -1;
+		}
+		if (mig_fault("src-crash-ckpt-dump")) {
+			usleep(300000);		/* criu at work */
+			log_warnx("fault injected: src-crash-ckpt-dump: "
+			    "exiting");
+			_exit(3);
 		}
 		m->ck_phase = CK_DUMPING;
 		return 0;

@@ -407,7 +407,7 @@ dst_restore_child(void *arg)
 		/* no_new_privs: the peer's program must not gain privileges
 		 * by exec (caps.c tells how criu keeps its own) */
 		const struct criu_run r = { "restore", m->ck_dir,
-			"restore.log", argv, fds, nfds, cg, 1 };
+			"restore.log", argv, fds, nfds, cg, 1, 0 };
 
 		if (mig_fault("dst-ckpt-restore"))
 			return criu_fail(NULL, "fault injected: "

@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <event2/event.h>
 
@@ -80,7 +81,7 @@ predump(const char *ns, pid_t root, const char *cgroup, const char *dir,
 	argv[n] = NULL;
 	{
 		const struct criu_run r = { "pre-dump", dir, "pre-dump.log",
-			argv, NULL, 0, NULL, 0 };
+			argv, NULL, 0, NULL, 0, 1 };
 
 		return run_criu(&r);
 	}
@@ -202,6 +203,11 @@ ckpt_precopy_step(struct mig *m)
 		    sizeof(why))) == NULL) {
 			mig_fail(m, "cannot run CRIU: %.400s", why);
 			return -1;
+		}
+		if (mig_fault("src-crash-predump")) {
+			usleep(300000);		/* criu at work */
+			log_warnx("fault injected: src-crash-predump: exiting");
+			_exit(3);
 		}
 		m->ck_phase = CK_DUMPING;
 		return 0;

@@ -168,6 +168,10 @@ struct mig {
 	size_t			 ck_taken_files; /* destination: all passes */
 	struct ck_pass		 ck_passes[CK_PASSES_MAX];
 	double			 ck_t0;		/* this pass's start */
+	uint64_t		 ck_list_bytes;	/* source: of the images being
+						   sent, and sent of them */
+	uint64_t		 ck_list_sent;
+	double			 ck_t_told;	/* migctl last heard of them */
 	uint64_t		 queued;	/* bytes in socket queues */
 	uint64_t		 streamed;	/* bytes of records sent */
 	uint64_t		 encoded;	/* the same, as JSON */

@@ -20,6 +20,8 @@
 # dump or pre-dump failing on the source, must each leave redis serving
 # where it was
 # with its data, and nothing of it on the other host, no images left.
+# migrd dying on the source while its criu pre-dumps or dumps must leave
+# redis running there, thawed, with its data: criu is not killed with it.
 # Last, a host that does not allow the peer checkpoint mode refuses it by
 # name.
 . "$(dirname "$0")/../lib.sh"
@@ -211,6 +213,20 @@ for hop in "host1 host2" "host2 host1"; do
 	t0=$t1
 done
 
+# settled: no migration left on either host (the destination discards
+# what pre-copy sent it once it hears the rollback)
+settled() {
+	local i g n
+	for i in $(seq 150); do
+		n=0
+		for g in host1 host2; do
+			n=$((n + $(gx "$g" "$MIGCTL -j status | jq '.data.migrations | length'")))
+		done
+		[ "$n" = 0 ] && return 0
+		sleep 0.2
+	done
+	return 1
+}
 # --- failures before the commit point: the program goes on where it was
 fail_move() {	# FAULT-GUEST FAULT WHAT REASON [EXIT]
 	local g=$1 f=$2 what=$3 p0 rc=${5:-16}
@@ -226,6 +242,7 @@ fail_move() {	# FAULT-GUEST FAULT WHAT REASON [EXIT]
 	is "$(prog_pid host2)" "$p0" "$what: the same process goes on on host2"
 	like "$(gx host2 "grep State /proc/$p0/status")" "State:.[RS]" "$what: it runs (not left stopped)"
 	is "$(criu_tables host2)" 0 "$what: CRIU's lock table is gone from $NS"
+	check "$what: both hosts settle, no migration left" settled
 	is "$(images_left | tr -d '\n')" "" "$what: no images left on either host"
 	r=$(kvc_report)
 	diag "client: $r"
@@ -236,6 +253,34 @@ fail_move host1 dst-ckpt-restore "CRIU's restore fails on host1" "fault injected
 fail_move host2 src-ckpt-dump "CRIU's dump fails on host2" "CRIU could not dump.*fault injected: src-ckpt-dump"
 fail_move host2 src-ckpt-predump "CRIU's pre-dump fails on host2" "CRIU could not copy the memory of $NS \\(pass 1\\).*fault injected: src-ckpt-predump" 15
 is "$(kv_probe 9)" 9 "redis still answers on host2"
+
+# --- host2's migrd dies while its criu pre-dumps or dumps redis: criu
+# goes on to its end (killing it with its parasite inside redis would
+# kill redis), the restarted migrd waits for it, then rolls back
+crash_move() {	# FAULT WHAT
+	local p0 st
+	check "$2: migrd on host2 will die" restart host2 "$1"
+	p0=$(prog_pid host2)
+	kvc_start 900
+	sleep 2
+	migrate host2 host1
+	check "$2: it did die" gx host2 "for i in \$(seq 50); do pgrep -x migrd >/dev/null || exit 0; sleep 0.1; done; exit 1"
+	check "$2: host2's migrd starts again, without the fault" restart host2
+	check "$2: both hosts settle, no migration left" settled
+	is "$(svc_where)" host2 "$2: $NS still runs on host2 only"
+	is "$(prog_pid host2)" "$p0" "$2: the same redis"
+	st=$(gx host2 "grep State /proc/$p0/status; grep frozen $CG/cgroup.events")
+	like "$st" "State:.[RS]" "$2: running, not left stopped"
+	like "$st" "frozen 0" "$2: thawed"
+	is "$(criu_tables host2)" 0 "$2: no CRIU lock table"
+	is "$(images_left | tr -d '\n')" "" "$2: no images left on either host"
+	r=$(kvc_report)
+	diag "client: $r"
+	is "$(kv "$r" verdict)" PASS "$2: every write readable, the connections held"
+}
+crash_move src-crash-predump "death during pre-copy"
+crash_move src-crash-ckpt-dump "death during CRIU's dump"
+is "$(kv_probe 10)" 10 "redis still answers on host2"
 check "migrd on host2 with fault src-ckpt-predump" restart host2 src-ckpt-predump
 out=$(mc host2 "check $NS host1 2>&1; echo rc=\$?")
 diag "$out"
