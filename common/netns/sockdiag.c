@@ -224,6 +224,12 @@ sockdiag_handshake(const struct sockdiag_sock *s)
 	return s->state == ST_SYN_RECV || s->state == ST_NEW_SYN_RECV;
 }
 
+bool
+sockdiag_accept_waiting(const struct sockdiag_sock *s)
+{
+	return s->state == ST_LISTEN && s->rqueue > 0;
+}
+
 /* "10.0.0.1:80", "[fd00::1]:80"; an IPv4 peer of a dual-stack socket
  * (v4-mapped) as its client knows it (sa_format()) */
 static void
@@ -245,6 +251,12 @@ sockdiag_describe(const struct sockdiag_sock *s, char *buf, size_t len)
 
 	addr_text(&s->local, l, sizeof(l));
 	addr_text(&s->remote, r, sizeof(r));
+	/* a listener's queues are connections: waiting, and the most */
+	if (s->state == ST_LISTEN) {
+		snprintf(buf, len, "%s LISTEN, %u connection%s waiting to be "
+		    "accepted", l, s->rqueue, s->rqueue == 1 ? "" : "s");
+		return;
+	}
 	snprintf(buf, len, "%s -> %s %s%s%.0u%s", l, r,
 	    s->state < sizeof(tcp_states) / sizeof(tcp_states[0]) ?
 	    tcp_states[s->state] : "?", s->wqueue ? ", " : "", s->wqueue,

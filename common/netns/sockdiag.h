@@ -41,6 +41,8 @@ const struct sockdiag_sock *sockdiag_find(const struct sockdiag_sock *,
 bool	sockdiag_orphan_busy(const struct sockdiag_sock *);
 /* A handshake under way: a request socket, which nothing can dump. */
 bool	sockdiag_handshake(const struct sockdiag_sock *);
+/* A listener with connections waiting to be accepted. */
+bool	sockdiag_accept_waiting(const struct sockdiag_sock *);
 /* "10.0.0.1:80 -> 10.0.0.9:4711 FIN_WAIT1, 65537 bytes not yet
  * acknowledged" (the bytes only when there are some) */
 void	sockdiag_describe(const struct sockdiag_sock *, char *buf,

@@ -128,10 +128,13 @@ rx_folder(struct mig *m, int pass, char *why, size_t len)
 	if (m->ck_rx_open && (pass == 0 ? m->ck_rx_final :
 	    !m->ck_rx_final && pass == m->ck_pass))
 		return 0;
-	if (m->ck_rx_final || (pass > 0 && pass != m->ck_pass + 1)) {
-		snprintf(why, len, "an image of %s%d after %s %d", pass ?
-		    "pass " : "the dump", pass, m->ck_rx_final ? "the dump's, "
-		    "pass" : "pass", m->ck_pass);
+	if (m->ck_rx_final) {
+		snprintf(why, len, "an image of pass %d after the dump's", pass);
+		return -1;
+	}
+	if (pass > 0 && pass != m->ck_pass + 1) {
+		snprintf(why, len, "an image of pass %d after pass %d", pass,
+		    m->ck_pass);
 		return -1;
 	}
 	if (m->ck_rx_open) {
@@ -149,6 +152,7 @@ rx_folder(struct mig *m, int pass, char *why, size_t len)
 		m->ck_pass = pass;
 		ckpt_pass_dir(dir, sizeof(dir), "in", m->ns, pass);
 		ckpt_dir_remove(dir);
+		/* STATE_DIR/ckpt, and in-NS empty for the dump to come */
 		if (ckpt_dir_fresh(m, "in", err, sizeof(err)) < 0)
 			goto fail;
 	} else {

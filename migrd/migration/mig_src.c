@@ -525,18 +525,34 @@ gate_wait(struct mig *m)
 {
 	struct timeval poll = { 0, GATE_POLL_MS * 1000 };
 	double waited = mono_ms() - m->t_gate;
-	char why[512];
+	char why[512], awhy[512];
 	int n = migsrc_handshakes(m->ns, why, sizeof(why));
+	/* checkpoint mode: the restored listener is CRIU's and starts
+	 * empty, so the program accepts what waits first (the gate holds
+	 * new SYNs back meanwhile) */
+	int a = m->ck ? migsrc_accept_waiting(m->ns, awhy, sizeof(awhy)) : 0;
 
 	if (mig_fault("src-crash-gate")) {
 		log_warnx("fault injected: src-crash-gate: exiting");
 		_exit(3);
 	}
-	if (n > 0 && waited < GATE_MAX_MS) {
+	if ((n > 0 || a > 0) && waited < GATE_MAX_MS) {
 		evtimer_add(m->work, &poll);
 		return;
 	}
 	m->gating = 0;
+	if (a < 0) {
+		mig_fail(m, "cannot list the listeners of %s: %.300s", m->ns,
+		    awhy);
+		return;
+	}
+	if (a > 0) {
+		mig_fail(m, "%s: connections still wait to be accepted after "
+		    "the program had %.0f ms to take them, and the listener "
+		    "CRIU restores cannot take them over (%.300s): try again",
+		    m->ns, waited, awhy);
+		return;
+	}
 	/*
 	 * A request socket cannot be dumped, and its client may already
 	 * count the connection established (its last ACK lost, or dropped

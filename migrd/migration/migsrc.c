@@ -174,6 +174,12 @@ migsrc_handshakes(const char *ns, char *why, size_t len)
 	return diag_count(ns, sockdiag_handshake, why, len);
 }
 
+int
+migsrc_accept_waiting(const char *ns, char *why, size_t len)
+{
+	return diag_count(ns, sockdiag_accept_waiting, why, len);
+}
+
 /* An orphan that appeared after the wait (a close between the last look
  * and the freeze) cannot be carried: the migration rolls back. */
 static int

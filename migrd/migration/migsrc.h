@@ -108,6 +108,9 @@ int	migsrc_orphans(const char *ns, char *why, size_t len);
 /* Handshakes under way (SYN_RECV requests, which nothing can dump): how
  * many (the first three described in why), or -1 with the reason. */
 int	migsrc_handshakes(const char *ns, char *why, size_t len);
+/* Listeners with connections waiting to be accepted: how many (the
+ * first three described in why), or -1 with the reason. */
+int	migsrc_accept_waiting(const char *ns, char *why, size_t len);
 int	migsrc_freeze(struct migsrc *, const char *ns, const char *cgroup,
 	    unsigned flags, int timeout_ms, char *err, size_t errlen);
 /*

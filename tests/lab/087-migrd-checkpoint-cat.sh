@@ -15,6 +15,10 @@
 # way must come back exactly once, in order, unchanged, with no reset.
 # migr-inetd's event loop holds a unix socket pair (libevent's signal
 # pipe): CRIU carries it, the engine takes the TCP sockets only.
+# Then a program slow to accept, with connections in its listener's
+# queue when the move starts: it gets the gate's wait to take them (1 s
+# a connection: moved, both answered), and one that never accepts is
+# refused by name before the freeze.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/lib-migrd.sh"
 . "$(dirname "$0")/lib-migrate.sh"
@@ -41,7 +45,7 @@ teardown() {
 		diag "host2 criu logs: $(gx host2 "grep -h Error /var/lib/migrd/criu-*.log 2>/dev/null | tail")"
 		diag "client: $(gx client "cat /tmp/$NS.held.out /tmp/$NS.slow.out 2>/dev/null")"
 	fi
-	gx client "pkill -f '[f]illecho.py'; rm -f /tmp/$NS.*" >/dev/null 2>&1
+	gx client "pkill -f '[f]illecho.py'; pkill -f '[s]lowacc.py client'; rm -f /tmp/$NS.*" >/dev/null 2>&1
 	mig_teardown
 }
 trap teardown EXIT
@@ -143,4 +147,33 @@ for c in held slow; do
 	is "$(kv "$r" mismatches)" 0 "$c: no wrong byte"
 done
 is "$(kv "$(gx client "tail -1 /tmp/$NS.held.out")" echoed)" $((2 * HELD)) "held: $((2 * HELD)) bytes echoed"
+
+# --- a program slow to accept: connections wait in its listener's queue
+# when the move starts.  CRIU's restored listener starts empty, so the
+# gate (new SYNs held back) gives the program time to accept them first;
+# one that never accepts is refused, before any freeze, by name.
+SLOWACC=$top/tests/workload/slowacc.py
+# acc_move DELAY: a program accepting every DELAY s, two connections in
+# its queue, a move host1 -> host2; $MRC, $MOUT
+acc_move() {
+	mc host1 "run $NS --checkpoint -- /usr/bin/python3 $SLOWACC serve 7501 $1" >/dev/null || return 1
+	gx host1 "for i in \$(seq 100); do ip netns exec $NS ss -Htln sport = :7501 | grep -q . && exit 0; sleep 0.1; done; exit 1" || return 1
+	gx client "rm -f /tmp/$NS.acc; setsid python3 $SLOWACC client $SVC4 7501 2 </dev/null >/tmp/$NS.acc 2>&1 &"
+	sleep 0.5
+	migrate host1 host2
+	diag "$MOUT"
+}
+check "$NS gone from host2" mc host2 "ns delete $NS"
+check "$NS on host1 again" mc host1 "ns create $NS --addr $SVC4/24 --addr $SVC6/64 --mac 52:54:00:77:01:89"
+acc_move 1
+is "$MRC" 0 "a program that accepts within the gate's wait moves (0)"
+like "$(gx client "for i in \$(seq 60); do [ -s /tmp/$NS.acc ] && break; sleep 0.5; done; cat /tmp/$NS.acc")" "^hi 1 hi 2$" \
+	"both waiting connections were accepted and answered, across the move"
+gx client "pkill -f '[s]lowacc.py client'" >/dev/null 2>&1
+check "$NS gone from host2" mc host2 "ns delete $NS"
+check "$NS on host1 again" mc host1 "ns create $NS --addr $SVC4/24 --addr $SVC6/64 --mac 52:54:00:77:01:89"
+acc_move 3600
+is "$MRC" 15 "a program that never accepts: refused before the freeze (15)"
+like "$MOUT" "connections still wait to be accepted" "... naming the waiting connections"
+is "$(svc_where)" host1 "$NS still on host1"
 done_testing

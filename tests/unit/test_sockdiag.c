@@ -85,6 +85,36 @@ test_describe(void **state)
 	}
 }
 
+/* a listener: its queues count connections, and one with some waiting
+ * is what checkpoint mode's gate waits for */
+static void
+test_listener(void **state)
+{
+	struct sockdiag_sock s;
+	char buf[160];
+
+	(void)state;
+	memset(&s, 0, sizeof(s));
+	s.state = 10;			/* TCP_LISTEN */
+	s.inode = 77;
+	s.wqueue = 16;			/* the backlog: not bytes */
+	addr(&s.local, "fd00:77::189", 7501);
+	addr(&s.remote, "::", 0);
+	sockdiag_describe(&s, buf, sizeof(buf));
+	assert_string_equal(buf, "[fd00:77::189]:7501 LISTEN, 0 connections "
+	    "waiting to be accepted");
+	assert_false(sockdiag_accept_waiting(&s));
+	s.rqueue = 1;
+	sockdiag_describe(&s, buf, sizeof(buf));
+	assert_string_equal(buf, "[fd00:77::189]:7501 LISTEN, 1 connection "
+	    "waiting to be accepted");
+	assert_true(sockdiag_accept_waiting(&s));
+	assert_false(sockdiag_handshake(&s));
+	assert_false(sockdiag_orphan_busy(&s));
+	s.state = 1;			/* an established one's rqueue: bytes */
+	assert_false(sockdiag_accept_waiting(&s));
+}
+
 /* a buffer too short cuts the text, never overruns it */
 static void
 test_short_buffer(void **state)
@@ -108,6 +138,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_describe),
+		cmocka_unit_test(test_listener),
 		cmocka_unit_test(test_short_buffer),
 	};
 
