@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -25,6 +26,7 @@
 #include "log.h"
 #include "mig_priv.h"
 #include "migrd.h"
+#include "netns.h"
 
 json_t *
 criu_fail(json_t *log, const char *fmt, ...)
@@ -140,6 +142,54 @@ run_criu(const struct criu_run *r)
 		    WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status),
 		    last ? ": " : "", last ? last : "", kept);
 	}
+}
+
+json_t *
+criu_tree_argv(struct criu_tree *t, const char *verb, const char *ns,
+    pid_t root, const char *cgroup, const char *dir, const char *logname)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%s", NETNS_RUN_DIR, ns);
+	if (stat(path, &st) < 0)
+		return criu_fail(NULL, "%s: %s", path, strerror(errno));
+	snprintf(t->tree, sizeof(t->tree), "%ld", (long)root);
+	snprintf(t->ext, sizeof(t->ext), "net[%lu]:" CK_NET_KEY,
+	    (unsigned long)st.st_ino);
+	t->n = 0;
+	criu_tree_add(t, "criu");
+	criu_tree_add(t, verb);
+	criu_tree_add(t, "--tree");
+	criu_tree_add(t, t->tree);
+	criu_tree_add(t, "--images-dir");
+	criu_tree_add(t, dir);
+	criu_tree_add(t, "--log-file");
+	criu_tree_add(t, logname);
+	criu_tree_add(t, "-v2");
+	criu_tree_add(t, "--freeze-cgroup");
+	criu_tree_add(t, cgroup);
+	criu_tree_add(t, "--tcp-close");
+	criu_tree_add(t, "--external");
+	criu_tree_add(t, "mnt[]");
+	criu_tree_add(t, "--external");
+	criu_tree_add(t, t->ext);
+	return NULL;
+}
+
+void
+criu_tree_add(struct criu_tree *t, const char *arg)
+{
+	/* the callers' options are few and fixed: room is a bug */
+	if (t->n < (int)(sizeof(t->argv) / sizeof(t->argv[0])) - 1)
+		t->argv[t->n++] = arg;
+}
+
+const char *const *
+criu_tree_end(struct criu_tree *t)
+{
+	t->argv[t->n] = NULL;
+	return t->argv;
 }
 
 int

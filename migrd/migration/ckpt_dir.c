@@ -139,7 +139,7 @@ ckpt_purge(void)
 }
 
 int
-ckpt_dir_make(const char *dir, char *why, size_t len)
+ckpt_dir_clear(const char *dir, char *why, size_t len)
 {
 	char top[PATH_MAX + 16];
 
@@ -149,25 +149,17 @@ ckpt_dir_make(const char *dir, char *why, size_t len)
 		return -1;
 	}
 	ckpt_dir_remove(dir);
+	return 0;
+}
+
+int
+ckpt_dir_make(const char *dir, char *why, size_t len)
+{
+	if (ckpt_dir_clear(dir, why, len) < 0)
+		return -1;
 	if (mkdir(dir, 0700) < 0) {
 		snprintf(why, len, "mkdir %.200s: %s", dir, strerror(errno));
 		return -1;
 	}
-	return 0;
-}
-
-/* A new, empty images folder for m (whatever was there goes). */
-int
-ckpt_dir_fresh(struct mig *m, const char *side, char *why, size_t len)
-{
-	char top[PATH_MAX + 16];
-
-	snprintf(top, sizeof(top), "%s/ckpt", migrd.conf.state_dir);
-	if (mkdir(top, 0700) < 0 && errno != EEXIST) {
-		snprintf(why, len, "mkdir %.200s: %s", top, strerror(errno));
-		return -1;
-	}
-	ckpt_dir_path(m->ck_dir, sizeof(m->ck_dir), side, m->ns);
-	ckpt_dir_remove(m->ck_dir);
 	return 0;
 }

@@ -45,8 +45,9 @@ void	ckpt_wait_criu(int ms);
 void	ckpt_dir_remove(const char *dir);
 /* dir, new and empty (whatever was there goes). */
 int	ckpt_dir_make(const char *dir, char *why, size_t len);
-/* m->ck_dir for SIDE, empty (whatever was there goes); not created. */
-int	ckpt_dir_fresh(struct mig *, const char *side, char *why, size_t len);
+/* STATE_DIR/ckpt there, dir not (whatever was there goes): for a folder
+ * imgdir_rx_open() creates. */
+int	ckpt_dir_clear(const char *dir, char *why, size_t len);
 
 /* --- ckpt_criu.c */
 struct criu_run {
@@ -69,6 +70,26 @@ struct criu_run {
 /* criu as r says, waited for: NULL when it succeeded, else the failure
  * answer. */
 json_t	*run_criu(const struct criu_run *);
+
+/*
+ * What every dump and pre-dump of a namespace's program tells criu: the
+ * tree of root in cgroup (frozen together), its images and log, the
+ * sockets left to the engine (--tcp-close: CRIU keeps their addresses
+ * only), its mounts and network namespace external (CRIU names them).
+ * The caller adds its own options at argv[n], then criu_tree_end().
+ */
+struct criu_tree {
+	char		 tree[24];
+	char		 ext[64];
+	const char	*argv[32];
+	int		 n;
+};
+/* NULL, or the failure answer (the namespace is gone). */
+json_t	*criu_tree_argv(struct criu_tree *, const char *verb, const char *ns,
+	    pid_t root, const char *cgroup, const char *dir,
+	    const char *logname);
+void	criu_tree_add(struct criu_tree *, const char *arg);
+const char *const *criu_tree_end(struct criu_tree *);
 /* {ok: false, why, log[]}: what a helper answers when it failed. */
 json_t	*criu_fail(json_t *log, const char *fmt, ...)
 	    __attribute__((format(printf, 2, 3)));

@@ -260,6 +260,12 @@ mig_persist_error(void)
 	return persist_err;
 }
 
+double
+mig_ms1(double ms)
+{
+	return (double)(long long)(ms * 10) / 10;
+}
+
 void
 mig_arm_timer(struct mig *m)
 {
@@ -497,7 +503,7 @@ report_json(const struct mig *m, const char *outcome)
 	for (i = 0; ms != NULL && i < PH__MAX; i++)
 		if (m->ms[i] >= 0)
 			json_object_set_new(ms, names[i],
-			    json_real((double)(long long)(m->ms[i] * 10) / 10));
+			    json_real(mig_ms1(m->ms[i])));
 	r = json_pack("{s:s,s:s,s:s,s:s,s:s,s:{s:i,s:i,s:i,s:i,s:i,s:i,s:i,"
 	    "s:i},s:{s:I,s:I,s:I},s:o}",
 	    "ns", m->ns, "from", migrd.conf.hostname, "to", m->peer,

@@ -237,53 +237,28 @@ static json_t *
 src_dump_child(void *arg)
 {
 	const struct mig *m = arg;
-	char tree[24], ext[64], path[PATH_MAX], prev[PATH_MAX];
-	const char *argv[32];
-	struct stat st;
+	struct criu_tree t;
+	char prev[PATH_MAX];
 	json_t *fail;
-	int n = 0;
 
-	snprintf(path, sizeof(path), "%s/%s", NETNS_RUN_DIR, m->ns);
-	if (stat(path, &st) < 0)
-		return criu_fail(NULL, "%s: %s", path, strerror(errno));
-	snprintf(tree, sizeof(tree), "%ld", (long)m->ck_root);
-	snprintf(ext, sizeof(ext), "net[%lu]:" CK_NET_KEY,
-	    (unsigned long)st.st_ino);
-	argv[n++] = "criu";
-	argv[n++] = "dump";
-	argv[n++] = "--tree";
-	argv[n++] = tree;
-	argv[n++] = "--images-dir";
-	argv[n++] = m->ck_dir;
-	argv[n++] = "--log-file";
-	argv[n++] = "dump.log";
-	argv[n++] = "-v2";
-	/* the engine has the sockets: CRIU keeps only their addresses and
-	 * leaves them alone */
-	argv[n++] = "--tcp-close";
-	argv[n++] = "--network-lock";
-	argv[n++] = "nftables";
 	/* frozen by us already */
-	argv[n++] = "--freeze-cgroup";
-	argv[n++] = m->cgroup;
+	if ((fail = criu_tree_argv(&t, "dump", m->ns, m->ck_root, m->cgroup,
+	    m->ck_dir, "dump.log")) != NULL)
+		return fail;
+	criu_tree_add(&t, "--network-lock");
+	criu_tree_add(&t, "nftables");
 	/* for a rollback; a commit kills them */
-	argv[n++] = "--leave-stopped";
-	/* mounts and the namespace stay, CRIU names them */
-	argv[n++] = "--external";
-	argv[n++] = "mnt[]";
-	argv[n++] = "--external";
-	argv[n++] = ext;
+	criu_tree_add(&t, "--leave-stopped");
 	/* after pre-copy: only the pages written since its last pass */
 	if (m->ck_pass > 0) {
 		ckpt_pass_rel(prev, sizeof(prev), "out", m->ns, m->ck_pass);
-		argv[n++] = "--track-mem";
-		argv[n++] = "--prev-images-dir";
-		argv[n++] = prev;
+		criu_tree_add(&t, "--track-mem");
+		criu_tree_add(&t, "--prev-images-dir");
+		criu_tree_add(&t, prev);
 	}
-	argv[n] = NULL;
 	{
 		const struct criu_run r = { "dump", m->ck_dir, "dump.log",
-			argv, NULL, 0, NULL, 0, 1 };
+			criu_tree_end(&t), NULL, 0, NULL, 0, 1 };
 
 		if (mig_fault("src-ckpt-dump"))
 			return criu_fail(NULL, "fault injected: "
@@ -414,9 +389,12 @@ ckpt_send_images(struct mig *m, const char *dir, int pass, char *why,
 		/* hundreds of MB take minutes: migctl hears how far */
 		if (mono_ms() - m->ck_t_told >= CK_TELL_MS) {
 			m->ck_t_told = mono_ms();
+			char what[16] = "the dump";
+
+			if (pass > 0)
+				snprintf(what, sizeof(what), "pass %d", pass);
 			mig_progress(m, pass > 0 ? "precopy" : "checkpoint",
-			    "%s%.0d: %llu of %llu bytes of images sent",
-			    pass > 0 ? "pass " : "the dump", pass,
+			    "%s: %llu of %llu bytes of images sent", what,
 			    (unsigned long long)m->ck_list_sent,
 			    (unsigned long long)m->ck_list_bytes);
 		}
@@ -439,13 +417,9 @@ ckpt_src_step(struct mig *m)
 
 	switch (m->ck_phase) {
 	case CK_NONE:
-		if (ckpt_dir_fresh(m, "out", why, sizeof(why)) < 0) {
+		ckpt_dir_path(m->ck_dir, sizeof(m->ck_dir), "out", m->ns);
+		if (ckpt_dir_make(m->ck_dir, why, sizeof(why)) < 0) {
 			mig_fail(m, "no room for CRIU's images: %.400s", why);
-			return -1;
-		}
-		if (mkdir(m->ck_dir, 0700) < 0) {
-			mig_fail(m, "no room for CRIU's images: mkdir %.200s: %s",
-			    m->ck_dir, strerror(errno));
 			return -1;
 		}
 		m->ck_ms = mono_ms();

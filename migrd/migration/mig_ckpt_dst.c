@@ -151,17 +151,13 @@ rx_folder(struct mig *m, int pass, char *why, size_t len)
 	if (pass > 0) {
 		m->ck_pass = pass;
 		ckpt_pass_dir(dir, sizeof(dir), "in", m->ns, pass);
-		ckpt_dir_remove(dir);
-		/* STATE_DIR/ckpt, and in-NS empty for the dump to come */
-		if (ckpt_dir_fresh(m, "in", err, sizeof(err)) < 0)
-			goto fail;
 	} else {
 		m->ck_rx_final = 1;
-		if (ckpt_dir_fresh(m, "in", err, sizeof(err)) < 0)
-			goto fail;
+		ckpt_dir_path(m->ck_dir, sizeof(m->ck_dir), "in", m->ns);
 		snprintf(dir, sizeof(dir), "%s", m->ck_dir);
 	}
-	if (imgdir_rx_open(&m->ck_rx, dir, m->ck_max - m->ck_bytes,
+	if (ckpt_dir_clear(dir, err, sizeof(err)) < 0 ||
+	    imgdir_rx_open(&m->ck_rx, dir, m->ck_max - m->ck_bytes,
 	    m->ck_taken_files < CK_FILES_MAX ? CK_FILES_MAX -
 	    m->ck_taken_files : 0, err, sizeof(err)) < 0)
 		goto fail;

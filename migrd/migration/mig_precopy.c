@@ -40,48 +40,25 @@
 
 /* criu pre-dump of the running tree of root into dir (after prev, a
  * path from dir, or from nothing): NULL when it worked, else the failure
- * answer. */
+ * answer.  The tasks stop together, and go on after. */
 static json_t *
 predump(const char *ns, pid_t root, const char *cgroup, const char *dir,
     const char *prev)
 {
-	char tree[24], ext[64], path[PATH_MAX];
-	const char *argv[32];
-	struct stat st;
-	int n = 0;
+	struct criu_tree t;
+	json_t *fail;
 
-	snprintf(path, sizeof(path), "%s/%s", NETNS_RUN_DIR, ns);
-	if (stat(path, &st) < 0)
-		return criu_fail(NULL, "%s: %s", path, strerror(errno));
-	snprintf(tree, sizeof(tree), "%ld", (long)root);
-	snprintf(ext, sizeof(ext), "net[%lu]:" CK_NET_KEY,
-	    (unsigned long)st.st_ino);
-	argv[n++] = "criu";
-	argv[n++] = "pre-dump";
-	argv[n++] = "--tree";
-	argv[n++] = tree;
-	argv[n++] = "--images-dir";
-	argv[n++] = dir;
-	argv[n++] = "--log-file";
-	argv[n++] = "pre-dump.log";
-	argv[n++] = "-v2";
-	argv[n++] = "--track-mem";
-	/* the tasks stop together, and go on after */
-	argv[n++] = "--freeze-cgroup";
-	argv[n++] = cgroup;
-	argv[n++] = "--tcp-close";
-	argv[n++] = "--external";
-	argv[n++] = "mnt[]";
-	argv[n++] = "--external";
-	argv[n++] = ext;
+	if ((fail = criu_tree_argv(&t, "pre-dump", ns, root, cgroup, dir,
+	    "pre-dump.log")) != NULL)
+		return fail;
+	criu_tree_add(&t, "--track-mem");
 	if (prev != NULL) {
-		argv[n++] = "--prev-images-dir";
-		argv[n++] = prev;
+		criu_tree_add(&t, "--prev-images-dir");
+		criu_tree_add(&t, prev);
 	}
-	argv[n] = NULL;
 	{
 		const struct criu_run r = { "pre-dump", dir, "pre-dump.log",
-			argv, NULL, 0, NULL, 0, 1 };
+			criu_tree_end(&t), NULL, 0, NULL, 0, 1 };
 
 		return run_criu(&r);
 	}
@@ -239,13 +216,6 @@ ckpt_precopy_step(struct mig *m)
 	}
 }
 
-/* One decimal of a figure in ms. */
-static double
-ms1(double ms)
-{
-	return (double)(long long)(ms * 10) / 10;
-}
-
 json_t *
 ckpt_report(const struct mig *m)
 {
@@ -256,11 +226,11 @@ ckpt_report(const struct mig *m)
 	for (k = 0; k < m->ck_pass && passes != NULL; k++) {
 		p = &m->ck_passes[k];
 		json_array_append_new(passes, json_pack("{s:i,s:f,s:I,s:I,"
-		    "s:f}", "pass", k + 1, "ms", ms1(p->ms), "memory",
+		    "s:f}", "pass", k + 1, "ms", mig_ms1(p->ms), "memory",
 		    (json_int_t)p->pages, "bytes", (json_int_t)p->bytes,
-		    "send_ms", ms1(p->send_ms)));
+		    "send_ms", mig_ms1(p->send_ms)));
 	}
-	return json_pack("{s:f,s:I,s:I,s:I,s:o*}", "dump_ms", ms1(m->ck_ms),
+	return json_pack("{s:f,s:I,s:I,s:I,s:o*}", "dump_ms", mig_ms1(m->ck_ms),
 	    "images", (json_int_t)m->ck_images, "image_bytes",
 	    (json_int_t)(m->ck_bytes - m->ck_precopy_bytes), "memory",
 	    (json_int_t)m->ck_pages, "precopy", passes);

@@ -260,6 +260,8 @@ int	ckpt_dry_predump(const char *ns, pid_t root, const char *cgroup,
 /* The report's "checkpoint" object: the dump in the freeze (its time,
  * images, bytes, memory) and each pass of pre-copy before it. */
 json_t	*ckpt_report(const struct mig *);
+/* A figure in ms, to one decimal, as reports give them. */
+double	mig_ms1(double ms);
 
 /* "cancel" while the source's check runs: 1 (m is gone), else 0 */
 int	src_cancel_check(struct mig *);

@@ -22,6 +22,7 @@
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../lab/lib-migrd.sh"
 . "$(dirname "$0")/../lab/lib-migrate.sh"
+. "$(dirname "$0")/lib-criu.sh"
 NS=ckmem
 CG=/sys/fs/cgroup/migr/$NS
 SVC4=10.77.0.190
@@ -62,7 +63,6 @@ wait_ok() {
 	done
 	return 1
 }
-ms_since() { echo $(( ($2 - $1) / 1000000 )); }
 
 # alone MIB: CRIU's dump and restore in place; "dump restore bytes verdict"
 alone() {
@@ -73,22 +73,11 @@ alone() {
 		exec nsenter --net=/run/netns/cm python3 $MH -m $1 -w $WRATE -p $PORT' </dev/null >/dev/null 2>&1 &" || return 1
 	wait_ok $A4 >/dev/null || return 1
 	pid=$(gx host1 "head -1 $ACG/cgroup.procs")
-	r=$(gx -t 1800 host1 "mkdir -p $AIMG && mount -t tmpfs cm $AIMG || exit 1
-		ino=\$(stat -L -c %i /run/netns/cm)
-		t0=\$(date +%s%N)
-		criu dump -t $pid -D $AIMG -o dump.log --tcp-established --network-lock nftables \
-			--external net[\$ino]:cmnet || { grep -m3 Error $AIMG/dump.log; exit 1; }
-		t1=\$(date +%s%N)
-		cd / && criu restore -D $AIMG -o restore.log -d --tcp-established \
-			--inherit-fd fd[9]:cmnet 9</run/netns/cm || { grep -m3 Error $AIMG/restore.log; exit 1; }
-		t2=\$(date +%s%N)
-		echo \$t0 \$t1 \$t2 \$(du -sb $AIMG | cut -f1)")
-	read -r t0 t1 t2 bytes extra <<<"$r"
-	if [ -z "$bytes" ] || [ -n "$extra" ] || ! [ "$t0" -gt 0 ] 2>/dev/null; then
-		echo "ckpt-mem: CRIU alone, $1 MiB: $r" >&2
+	if ! r=$(criu_in_place host1 "$pid" cm $AIMG); then
+		echo "ckpt-mem: CRIU alone, $1 MiB: CRIU failed" >&2
 		return 1
 	fi
-	echo "$(ms_since "$t0" "$t1") $(ms_since "$t1" "$t2") $bytes $(probe $A4 | cut -d' ' -f1)"
+	echo "$r $(probe $A4 | cut -d' ' -f1)"
 	alone_cleanup
 }
 
@@ -100,9 +89,8 @@ moved() {
 	mig_wipe
 	for g in host1:host2 host2:host1; do
 		p=${g#*:} g=${g%:*}
-		mapfile -t lines < <(lab_allow "$p")
-		migrd_conf "$g" "$p" -- "workload-user nobody" "migrate-timeout 900" "commit-timeout 10000" \
-			"checkpoint-precopy $2" "${lines[@]}" "allow $p checkpoint 8192" >/dev/null
+		ckpt_conf "$g" "$p" 8192 -- "migrate-timeout 900" "commit-timeout 10000" \
+			"checkpoint-precopy $2" >/dev/null
 	done
 	migrd_start host1 >/dev/null && migrd_start host2 >/dev/null && migrd_peered host1 host2 >/dev/null || return 1
 	mc host1 "ns create $NS --addr $SVC4/24 --mac 52:54:00:77:01:90" >/dev/null &&

@@ -13,6 +13,7 @@
 #
 #   tests/bench/criu.sh [N...]
 . "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/lib-criu.sh"
 
 # streamd and streamc without the sanitizers: CRIU cannot dump a process
 # with ASan's terabytes of shadow mappings (its pagemap cache asks for
@@ -33,9 +34,6 @@ cleanup() {
 trap cleanup EXIT
 [ $# -gt 0 ] || set -- 1 100 1000
 
-# ms since an instant the guest printed with date +%s%N
-ms_since() { echo $(( ($2 - $1) / 1000000 )); }
-
 printf '| N | dump ms | restore ms | CRIU total ms | images bytes | client |\n'
 printf '| --- | --- | --- | --- | --- | --- |\n'
 rows=()
@@ -54,23 +52,11 @@ for n in "$@"; do
 		sleep 1
 	done
 	pid=$(gx host1 "cat $CG/cgroup.procs | head -1")
-	r=$(gx -t 1200 host1 "mkdir -p $IMG && mount -t tmpfs cb $IMG || exit 1
-		ino=\$(stat -L -c %i /run/netns/cb)
-		t0=\$(date +%s%N)
-		criu dump -t $pid -D $IMG -o dump.log --tcp-established --network-lock nftables \
-			--external net[\$ino]:cbnet || { grep -m3 Error $IMG/dump.log; exit 1; }
-		t1=\$(date +%s%N)
-		cd / && criu restore -D $IMG -o restore.log -d --tcp-established \
-			--inherit-fd fd[9]:cbnet 9</run/netns/cb || { grep -m3 Error $IMG/restore.log; exit 1; }
-		t2=\$(date +%s%N)
-		echo \$t0 \$t1 \$t2 \$(du -sb $IMG | cut -f1)")
-	read -r t0 t1 t2 bytes extra <<<"$r"
-	if [ -z "$bytes" ] || [ -n "$extra" ] || ! [ "$t0" -gt 0 ] 2>/dev/null; then
-		echo "criu.sh: N=$n: $r" >&2
+	if ! r=$(criu_in_place host1 "$pid" cb $IMG); then
+		echo "criu.sh: N=$n: CRIU failed" >&2
 		exit 1
 	fi
-	dump=$(ms_since "$t0" "$t1")
-	restore=$(ms_since "$t1" "$t2")
+	read -r dump restore bytes <<<"$r"
 	sleep 2
 	gx client "pkill -TERM -x streamc; for i in \$(seq 50); do pgrep -x streamc >/dev/null || break; sleep 0.2; done"
 	rep=$(gx client "cat /tmp/cb.report")

@@ -46,21 +46,6 @@ gx client "rm -f /tmp/$NS.report; setsid $W/streamc -c $SVC4:7400 -c '[$SVC6]:74
 capture_start
 sleep 4
 
-# settled: no migration left on either host (each waits at most its
-# timeouts: the restarted side's recovery, the other's commit retries)
-settled() {
-	local i g n
-	for i in $(seq 150); do
-		n=0
-		for g in host1 host2; do
-			n=$((n + $(gx "$g" "$MIGCTL -j status | jq '.data.migrations | length'")))
-		done
-		[ "$n" = 0 ] && return 0
-		sleep 0.2
-	done
-	return 1
-}
-
 # crash_cell GUEST FAULT: a move host1 -> host2 during which GUEST's
 # migrd dies at FAULT, then the checks above; svc is brought back to
 # host1 for the next cell if it ended on host2.

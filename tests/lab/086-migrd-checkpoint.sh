@@ -49,20 +49,12 @@ teardown() {
 }
 trap teardown EXIT
 
-# conf GUEST PEER [CHECKPOINT-MIB]: migrd.conf with the lab's policy for
-# PEER, the workload user nobody, and checkpoint mode if a size is given
-conf() {
-	local lines
-	mapfile -t lines < <(lab_allow "$2")
-	migrd_conf "$1" "$2" -- "workload-user nobody" "${lines[@]}" \
-		${3:+"allow $2 checkpoint $3"}
-}
 setup() {
 	migrd_cleanup host1 host2
 	mig_wipe
 	migrd_certs
-	conf host1 host2 256
-	conf host2 host1 256
+	ckpt_conf host1 host2 256
+	ckpt_conf host2 host1 256
 	gx host1 "ln -sf /usr/bin/redis-check-rdb $RS" && gx host2 "ln -sf /usr/bin/redis-check-rdb $RS" &&
 	migrd_start host1 && migrd_start host2 && migrd_peered host1 host2
 }
@@ -213,20 +205,6 @@ for hop in "host1 host2" "host2 host1"; do
 	t0=$t1
 done
 
-# settled: no migration left on either host (the destination discards
-# what pre-copy sent it once it hears the rollback)
-settled() {
-	local i g n
-	for i in $(seq 150); do
-		n=0
-		for g in host1 host2; do
-			n=$((n + $(gx "$g" "$MIGCTL -j status | jq '.data.migrations | length'")))
-		done
-		[ "$n" = 0 ] && return 0
-		sleep 0.2
-	done
-	return 1
-}
 # --- failures before the commit point: the program goes on where it was
 fail_move() {	# FAULT-GUEST FAULT WHAT REASON [EXIT]
 	local g=$1 f=$2 what=$3 p0 rc=${5:-16}
@@ -290,7 +268,7 @@ check "migrd on host2 without faults" restart host2
 
 # --- policy: without "allow host2 checkpoint", host1 refuses by name
 migrd_stop host1
-conf host1 host2
+ckpt_conf host1 host2
 check "migrd on host1 again, without checkpoint mode for host2" migrd_start host1
 check "peered again" migrd_peered host1 host2
 migrate host2 host1

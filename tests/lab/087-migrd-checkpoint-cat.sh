@@ -50,12 +50,7 @@ teardown() {
 }
 trap teardown EXIT
 
-conf() {
-	local lines
-	mapfile -t lines < <(lab_allow "$2")
-	migrd_conf "$1" "$2" -- "workload-user nobody" "migrate-timeout 200" \
-		"${lines[@]}" "allow $2 program $INETD" "allow $2 checkpoint 512"
-}
+conf() { ckpt_conf "$1" "$2" 512 -- "migrate-timeout 200" "allow $2 program $INETD"; }
 setup() {
 	migrd_cleanup host1 host2
 	mig_wipe

@@ -160,6 +160,22 @@ wipe_ns() {
 	done
 }
 
+# settled: no migration left on either host (each waits at most its
+# timeouts: a restarted side's recovery, the other's commit retries, a
+# destination discarding what it was sent)
+settled() {
+	local i g n
+	for i in $(seq 150); do
+		n=0
+		for g in host1 host2; do
+			n=$((n + $(gx "$g" "$MIGCTL -j status | jq '.data.migrations | length'")))
+		done
+		[ "$n" = 0 ] && return 0
+		sleep 0.2
+	done
+	return 1
+}
+
 # svc_on GUEST: svc runs on GUEST and nowhere else
 svc_where() {
 	local g out=""

@@ -53,6 +53,20 @@ migrd_conf() {
 	} > "$MSHARE/$g.conf"
 }
 
+# ckpt_conf GUEST PEER [MIB] [-- EXTRA-LINE...]: migrd.conf for
+# checkpoint mode: the lab's policy for PEER, the workload user nobody
+# (a restored program may not run as root), checkpointed programs from
+# PEER up to MIB MiB of images if MIB is given, and the extra lines
+ckpt_conf() {
+	local g=$1 p=$2 mib= lines
+	shift 2
+	if [ $# -gt 0 ] && [ "$1" != -- ]; then mib=$1; shift; fi
+	[ "${1:-}" = -- ] && shift
+	mapfile -t lines < <(lab_allow "$p")
+	migrd_conf "$g" "$p" -- "workload-user nobody" "$@" "${lines[@]}" \
+		${mib:+"allow $p checkpoint $mib"}
+}
+
 # lab_allow PEER: the policy lab tests run under: the test programs
 # (the build folder, with migr-inetd and the workloads, and /bin/ for cat
 # and sleep under migr-inetd), the lab's LAN, any MAC (namespaces made
