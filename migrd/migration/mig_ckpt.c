@@ -80,6 +80,11 @@ ckpt_cleanup(struct mig *m)
 	free(m->ck_holders);
 	m->ck_holders = NULL;
 	m->ck_nholders = m->ck_capholders = 0;
+	while (m->ck_nudp > 0)
+		sk_state_free(m->ck_udp[--m->ck_nudp]);
+	free(m->ck_udp);
+	m->ck_udp = NULL;
+	m->ck_capudp = 0;
 	if (m->ck_rx_open) {
 		imgdir_rx_discard(&m->ck_rx);
 		m->ck_rx_open = 0;
@@ -193,8 +198,7 @@ ckpt_src_precheck(struct mig *m, char *why, size_t len)
 	for (i = 0; i < set->nsocks; i++) {
 		const struct collect_sock *cs = &set->socks[i];
 
-		/* UDP was refused before the freeze (migsrc_check()), and a
-		 * socket opened since is refused by the destination */
+		/* only a listener can have anything waiting */
 		sl = sizeof(ti);
 		memset(&ti, 0, sizeof(ti));
 		if (getsockopt(cs->fd, IPPROTO_TCP, TCP_INFO, &ti, &sl) == 0 &&

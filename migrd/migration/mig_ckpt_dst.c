@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -269,50 +270,66 @@ ckpt_dst_holders(struct mig *m, uint64_t id, json_t *holders, char *why,
 	return 0;
 }
 
-/* The restored sockets by record id, for the holders to find theirs. */
-struct ck_item_ix {
-	uint64_t	id;
-	size_t		k;		/* in m->dst.items */
+int
+ckpt_dst_keep_udp(struct mig *m, struct sk_state **st, char *why,
+    size_t len)
+{
+	struct sk_state **nu;
+	size_t cap;
+
+	/* as many as the socket budget let come (restore_record()) */
+	if (m->ck_nudp == m->ck_capudp) {
+		cap = m->ck_capudp ? 2 * m->ck_capudp : 16;
+		if ((nu = reallocarray(m->ck_udp, cap, sizeof(*nu))) == NULL) {
+			snprintf(why, len, "out of memory");
+			return -1;
+		}
+		m->ck_udp = nu;
+		m->ck_capudp = cap;
+	}
+	m->ck_udp[m->ck_nudp++] = *st;
+	*st = NULL;
+	return 0;
+}
+
+/* The sockets to put, by record id, for the holders to find theirs. */
+struct ck_put {
+	uint64_t	 id;
+	int		 fd;		/* ours, to give */
+	int		 done;		/* a holder took it */
+	const char	*name;
 };
 
 static int
-item_ix_cmp(const void *a, const void *b)
+put_cmp(const void *a, const void *b)
 {
-	const struct ck_item_ix *x = a, *y = b;
+	const struct ck_put *x = a, *y = b;
 
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
 /*
- * In the helper: each task of the restored tree gets the engine's
- * sockets at the numbers it held them; every connection must find its
- * holder (an orphaned one would be closed, and its peer reset).
+ * In the helper: each task of the restored tree gets, at every number it
+ * held a socket of v (sorted by put_cmp) under, that socket's fd; every
+ * one of them must find a holder (an orphaned connection would be
+ * closed, and its peer reset).
  */
 static int
-handover(const struct mig *m, const char *cg, char *err, size_t errlen)
+put_sockets(const struct mig *m, const char *cg, struct ck_put *v, size_t nv,
+    char *err, size_t errlen)
 {
 	struct fdput_item *items = NULL;
-	struct ck_item_ix *ix = NULL, key, *hit;
+	struct ck_put key, *hit;
 	pid_t *pids = NULL, nsp;
-	size_t i, j, k, n, npids, nix = 0;
-	char *put = NULL;
+	size_t i, j, n, npids;
 	int rc = -1;
 
 	if (cgroup_procs(cg, &pids, &npids, CK_TASKS_MAX, err, errlen) < 0)
 		return -1;
-	if ((items = calloc(m->ck_nholders + 1, sizeof(*items))) == NULL ||
-	    (put = calloc(m->dst.nitems + 1, 1)) == NULL ||
-	    (ix = calloc(m->dst.nitems + 1, sizeof(*ix))) == NULL) {
+	if ((items = calloc(m->ck_nholders + 1, sizeof(*items))) == NULL) {
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
-	/* thousands of connections: found by id, not by a walk each */
-	for (k = 0; k < m->dst.nitems; k++)
-		if (m->dst.items[k].h != NULL) {
-			ix[nix].id = m->dst.items[k].id;
-			ix[nix++].k = k;
-		}
-	qsort(ix, nix, sizeof(*ix), item_ix_cmp);
 	for (i = 0; i < npids; i++) {
 		if ((nsp = ckpt_nspid(pids[i])) <= 0)
 			continue;
@@ -320,31 +337,123 @@ handover(const struct mig *m, const char *cg, char *err, size_t errlen)
 			if (m->ck_holders[j].nspid != nsp)
 				continue;
 			key.id = m->ck_holders[j].id;
-			if ((hit = bsearch(&key, ix, nix, sizeof(*ix),
-			    item_ix_cmp)) == NULL)
+			/* thousands of connections: found by id */
+			if ((hit = bsearch(&key, v, nv, sizeof(*v),
+			    put_cmp)) == NULL)
 				continue;	/* a listener: CRIU's own */
-			items[n].fd = sk_handle_fd(m->dst.items[hit->k].h);
+			items[n].fd = hit->fd;
 			items[n++].target = m->ck_holders[j].fd;
-			put[hit->k] = 1;
+			hit->done = 1;
 		}
 		if (n > 0 && fdput(pids[i], items, n, err, errlen) < 0)
 			goto out;
 	}
-	for (i = 0; i < nix; i++)
-		if (!put[ix[i].k]) {
-			k = ix[i].k;
+	for (i = 0; i < nv; i++)
+		if (!v[i].done) {
 			snprintf(err, errlen, "socket %llu (%s) has no holder "
 			    "in the restored program",
-			    (unsigned long long)m->dst.items[k].id,
-			    m->dst.items[k].name);
+			    (unsigned long long)v[i].id, v[i].name);
 			goto out;
 		}
 	rc = 0;
 out:
-	free(ix);
 	free(items);
-	free(put);
 	free(pids);
+	return rc;
+}
+
+/*
+ * In the helper: the program's UDP sockets.  CRIU restored each bound
+ * (and connected) but with none of the datagrams that waited in it, and
+ * the engine's, which has them, cannot bind beside it.  So CRIU's goes
+ * first: a placeholder takes its numbers (the last reference closes it),
+ * then the engine's is rebuilt (bound, its datagrams replayed, connected),
+ * resumed, and goes where CRIU's was.  The handles go in *h, m->ck_nudp.
+ */
+static int
+udp_rebuild(const struct mig *m, const char *cg, struct sk_handle **h,
+    char *err, size_t errlen)
+{
+	struct ck_put *v;
+	size_t i;
+	int ph, saved, rc = -1;
+
+	if ((v = calloc(m->ck_nudp, sizeof(*v))) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	if ((ph = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0)) < 0) {
+		snprintf(err, errlen, "socket: %s", strerror(errno));
+		goto out;
+	}
+	for (i = 0; i < m->ck_nudp; i++) {
+		v[i].id = m->ck_udp[i]->id;
+		v[i].fd = ph;
+		v[i].name = "udp";
+	}
+	qsort(v, m->ck_nudp, sizeof(*v), put_cmp);
+	if (put_sockets(m, cg, v, m->ck_nudp, err, errlen) < 0)
+		goto out;
+	if ((saved = netns_enter(m->ns, err, errlen)) < 0)
+		goto out;
+	for (i = 0; i < m->ck_nudp; i++)
+		if ((h[i] = sk_restore(m->ck_udp[i])) == NULL ||
+		    sk_resume(h[i], 0) < 0) {
+			snprintf(err, errlen, "UDP socket %llu could not be "
+			    "rebuilt (see the log)",
+			    (unsigned long long)m->ck_udp[i]->id);
+			break;
+		}
+	if (netns_leave(saved, err, errlen) < 0 || i < m->ck_nudp)
+		goto out;
+	rc = 0;
+out:
+	if (ph >= 0)
+		close(ph);
+	free(v);
+	return rc;
+}
+
+/*
+ * In the helper: each task of the restored tree gets the engine's
+ * sockets at the numbers it held them (fdput()): the TCP connections
+ * restored as their records came, and the UDP sockets rebuilt now.
+ */
+static int
+handover(const struct mig *m, const char *cg, char *err, size_t errlen)
+{
+	struct sk_handle **udp = NULL;
+	struct ck_put *v = NULL;
+	size_t i, k, nv = 0;
+	int rc = -1;
+
+	if ((udp = calloc(m->ck_nudp + 1, sizeof(*udp))) == NULL ||
+	    (v = calloc(m->dst.nitems + m->ck_nudp + 1, sizeof(*v))) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	if (m->ck_nudp > 0 && udp_rebuild(m, cg, udp, err, errlen) < 0)
+		goto out;
+	for (k = 0; k < m->dst.nitems; k++)
+		if (m->dst.items[k].h != NULL) {
+			v[nv].id = m->dst.items[k].id;
+			v[nv].name = m->dst.items[k].name;
+			v[nv++].fd = sk_handle_fd(m->dst.items[k].h);
+		}
+	for (i = 0; i < m->ck_nudp; i++) {
+		v[nv].id = m->ck_udp[i]->id;
+		v[nv].name = "udp";
+		v[nv++].fd = sk_handle_fd(udp[i]);
+	}
+	qsort(v, nv, sizeof(*v), put_cmp);
+	rc = put_sockets(m, cg, v, nv, err, errlen);
+out:
+	/* the program holds them now (this helper exits anyway) */
+	for (i = 0; udp != NULL && i < m->ck_nudp; i++)
+		if (udp[i] != NULL)
+			close(sk_detach(udp[i]));
+	free(udp);
+	free(v);
 	return rc;
 }
 

@@ -745,10 +745,19 @@ restore_whole(struct mig *m, struct sk_record *rec, uint64_t seq)
 		    (unsigned long long)seq);
 		return;
 	}
-	if (m->ck && (rec->u.sock->proto != SK_PROTO_TCP ||
-	    (rec->u.sock->flags & SK_F_PARENT))) {
-		mig_fail(m, "socket record %llu: checkpoint mode carries TCP "
+	if (m->ck && (rec->u.sock->flags & SK_F_PARENT)) {
+		mig_fail(m, "socket record %llu: checkpoint mode carries "
 		    "sockets held by the program only", (unsigned long long)seq);
+		return;
+	}
+	/* checkpoint mode: a UDP socket waits for CRIU's to be gone */
+	if (m->ck && rec->u.sock->proto == SK_PROTO_UDP) {
+		if (ckpt_dst_keep_udp(m, &rec->u.sock, err, sizeof(err)) < 0) {
+			mig_fail(m, "socket record %llu: %s",
+			    (unsigned long long)seq, err);
+			return;
+		}
+		m->rx.seq++;
 		return;
 	}
 	/* checkpoint mode: CRIU restores the listeners itself (an empty

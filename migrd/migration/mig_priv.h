@@ -154,6 +154,9 @@ struct mig {
 	size_t			 ck_nnspids;
 	struct ck_holder	*ck_holders;	/* destination */
 	size_t			 ck_nholders, ck_capholders;
+	struct sk_state		**ck_udp;	/* destination: UDP records,
+						   restored after CRIU's */
+	size_t			 ck_nudp, ck_capudp;
 	double			 ck_ms;		/* criu dump or restore */
 	uint64_t		 ck_pages;	/* source: memory in the dump */
 	size_t			 ck_sent_files;	/* source: images sent, every
@@ -388,6 +391,10 @@ int	ckpt_prep_allowed(const char *peer, const struct prep *,
 int	ckpt_dst_image(struct mig *, json_t *msg, char *why, size_t len);
 int	ckpt_dst_holders(struct mig *, uint64_t id, json_t *holders,
 	    char *why, size_t len);
+/* Destination: a UDP socket's record, kept (taken from *st) until CRIU
+ * has restored the program (its own socket must go first). */
+int	ckpt_dst_keep_udp(struct mig *, struct sk_state **st, char *why,
+	    size_t len);
 /* Destination, at DUMP_DONE: check what came, start CRIU's restore; it
  * ends in ME_RX_DUMP_DONE or in a failure. */
 void	ckpt_dst_restore(struct mig *, json_t *msg);

@@ -110,11 +110,7 @@ migsrc_check(const char *ns, const char *cgroup, unsigned flags, char *why,
 	for (i = 0; i < set.nsocks; i++) {
 		const struct collect_sock *cs = &set.socks[i];
 
-		if ((flags & MIGSRC_CKPT) && cs->type == SOCK_DGRAM)
-			refuse(why, len, reasons, "pid %d fd %d: a UDP socket: "
-			    "checkpoint mode does not carry UDP yet",
-			    (int)cs->users[0].pid, cs->users[0].fd);
-		else if (sk_check(cs->fd, one, sizeof(one)) < 0)
+		if (sk_check(cs->fd, one, sizeof(one)) < 0)
 			refuse_socket(why, len, reasons, cs, one);
 		if ((d = sockdiag_find(diag, ndiag, (uint32_t)cs->ino)) !=
 		    NULL && d->md5)

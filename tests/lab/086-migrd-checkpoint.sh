@@ -14,6 +14,10 @@
 # A process tree moves too: a shell, its two children and a pipe between
 # them (tests/workload/pipetally.py), there and back, the numbers in the
 # pipe and in both programs' memory going on with no gap.
+# So does a UDP program (tests/workload/udpkeep.py) with datagrams waiting
+# unread in a bound and in a connected socket: CRIU would drop them, the
+# engine carries them; a failed hand-over rolls back with them still
+# there; every number arrives once, in order, to the same process.
 # Each move copies redis's memory while it runs first (pre-copy), and the
 # dump in the freeze takes only what changed since.
 # Then failures: CRIU's restore failing on the destination, and CRIU's
@@ -45,7 +49,7 @@ teardown() {
 	fi
 	gx client "touch /tmp/$NS.stop; pkill -f '[k]vc.py'" >/dev/null 2>&1
 	mig_teardown
-	wipe_ns tree
+	wipe_ns tree udpk
 }
 trap teardown EXIT
 
@@ -204,6 +208,68 @@ for hop in "host1 host2" "host2 host1"; do
 	fi
 	t0=$t1
 done
+
+# --- UDP: the datagrams waiting in the program's sockets move with it
+U=udpk U4=10.77.0.189 UP=7002 UK=/tmp/udpkeep.py UF=/tmp/udpk.go
+udp_where() { NS=$U svc_where; }
+usend() { gx client "python3 $UK send $U4 $1 $2 $3 ${4:-}"; }	# PORT FROM TO [SRCPORT]
+uask() { gx client "python3 $UK ask $U4 $1 ${2:-}"; }		# PORT [SRCPORT]
+# the memory that holds what waits in the receive queues of its UDP sockets on GUEST
+uqueued() { gx "$1" "ip netns exec $U ss -Huan | awk '{ s += \$2 } END { print s + 0 }'"; }
+# ask both sockets; expect N1 and N2 numbers, in order, from the same process
+uexpect() {	# WHAT N1 N2
+	local a b
+	a=$(uask $UP) b=$(uask $((UP + 1)) 7003)
+	diag "$1: bound socket: $a; connected socket: $b"
+	like "$a" "^token=$utok n=$2 ok=1 last=$2$" "$1: the bound socket got 1..$2, each once, in order, in the same process"
+	like "$b" "^token=$utok n=$3 ok=1 last=$3$" "$1: the connected socket got 1..$3 from its peer, and answers it"
+}
+gx client "install -m 644 $top/tests/workload/udpkeep.py $UK"
+gx host1 "install -m 644 $top/tests/workload/udpkeep.py $UK; touch $UF"
+gx host2 "rm -f $UF"
+check "namespace $U on host1" mc host1 "ns create $U --addr $U4/24 --mac 52:54:00:77:01:89"
+check "udpkeep.py in $U, checkpoint mode" mc host1 \
+	"run $U --checkpoint -- /usr/bin/python3 -u $UK serve $UP $UF ${GADDR[client]} 7003"
+check "it is bound" gx host1 \
+	"for i in \$(seq 100); do ip netns exec $U ss -Huan sport = :$((UP + 1)) | grep -q . && exit 0; sleep 0.1; done; exit 1"
+usend $UP 1 51 && usend $((UP + 1)) 1 31 7003
+utok=$(kv "$(uask $UP)" token)
+[ -n "$utok" ] || utok=none
+uexpect "before any move" 50 30
+# it stops reading: what comes now waits in its sockets
+gx host1 "rm -f $UF"
+sleep 0.5
+usend $UP 51 171 && usend $((UP + 1)) 31 91 7003
+q=$(uqueued host1)
+diag "host1: $q bytes wait in $U's UDP sockets"
+if [ "$q" -gt 0 ] 2>/dev/null; then pass "datagrams wait unread in the program's sockets"; else fail "nothing waits: $q"; fi
+# the hand-over failing on host2: a rollback, the datagrams still there
+check "migrd on host2 with fault dst-ckpt-handover" restart host2 dst-ckpt-handover
+NS=$U migrate host1 host2
+diag "$MOUT"
+is "$MRC" 16 "the hand-over failing on host2: rolled back (16)"
+is "$(udp_where)" host1 "$U still runs on host1 only"
+is "$(uqueued host1)" "$q" "host1: the same bytes still wait in its sockets"
+check "migrd on host2 without faults" restart host2
+NS=$U migrate host1 host2
+diag "$MOUT"
+is "$MRC" 0 "$U moves host1 -> host2 with $q bytes of datagrams unread"
+is "$(udp_where)" host2 "$U runs on host2 only"
+# (ss counts the buffers that hold them: not the same figure there)
+q2=$(uqueued host2)
+if [ "$q2" -gt 0 ] 2>/dev/null; then pass "host2: datagrams wait unread in its sockets there ($q2)"; else fail "host2: nothing waits: $q2"; fi
+gx host2 "touch $UF"
+uexpect "host2" 170 90
+gx host2 "rm -f $UF"
+sleep 0.5
+usend $UP 171 251 && usend $((UP + 1)) 91 131 7003
+NS=$U migrate host2 host1
+diag "$MOUT"
+is "$MRC" 0 "$U moves back host2 -> host1, datagrams unread again"
+gx host1 "touch $UF"
+uexpect "host1" 250 130
+check "both hosts settle" settled
+is "$(images_left | tr -d '\n')" "" "no images left on either host"
 
 # --- failures before the commit point: the program goes on where it was
 fail_move() {	# FAULT-GUEST FAULT WHAT REASON [EXIT]
