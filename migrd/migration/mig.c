@@ -561,8 +561,9 @@ settle(struct mig *m, enum mig_state old)
 				    migrd.conf.hostname, m->reason[0] ?
 				    m->reason : "cancelled");
 			else
+				/* the result's name says "nothing changed" */
 				answer(m, RES_REFUSED, "refused", "%s stays on "
-				    "%s, nothing changed: %s", m->ns,
+				    "%s: %s", m->ns,
 				    migrd.conf.hostname, m->reason[0] ?
 				    m->reason : "cancelled");
 		} else if (m->state == MS_DONE) {

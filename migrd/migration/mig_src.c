@@ -141,8 +141,8 @@ src_cancel_check(struct mig *m)
 		return 0;
 	history_add("migrate", "%s -> %s refused: cancel by the operator "
 	    "during the check", m->ns, m->peer);
-	refuse_early(m, RES_REFUSED, "%s stays here, nothing changed: cancel "
-	    "by the operator during the check", m->ns);
+	refuse_early(m, RES_REFUSED, "%s stays here: cancel by the "
+	    "operator during the check", m->ns);
 	return 1;
 }
 
