@@ -57,6 +57,9 @@ struct migrd_conf {
 	uint64_t	workload_caps;		/* bit per CAP_*: ambient */
 	char		workload_log_dir[PATH_MAX];
 	uint32_t	workload_log_max;	/* bytes before NAME.log.1 */
+	uint32_t	workload_memory_max;	/* MiB of a namespace's
+						   cgroup, 0: no limit */
+	uint32_t	workload_pids_max;	/* its tasks, 0: no limit */
 };
 
 /* lock: the choices' order in config_keys.c */

@@ -359,6 +359,14 @@ const struct conf_key conf_keys[] = {
 	  .min = 4096, .max = 1024 * 1024 * 1024, .unit = CU_BYTES,
 	  .defu = 1024 * 1024,
 	  .descr = "size at which a log becomes NAME.log.1 and starts anew" },
+	{ "workload-memory-max", &conf_uint, AT(workload_memory_max),
+	  .min = 0, .max = 16 * 1024 * 1024, .defu = 0,
+	  .descr = "MiB of memory a namespace's programs may use together "
+	  "(cgroup memory.max; 0: no limit)" },
+	{ "workload-pids-max", &conf_uint, AT(workload_pids_max),
+	  .min = 0, .max = 4194304, .defu = 0,
+	  .descr = "tasks a namespace's programs may have together "
+	  "(cgroup pids.max; 0: no limit)" },
 };
 
 #define NKEYS	(sizeof(conf_keys) / sizeof(conf_keys[0]))

@@ -79,20 +79,54 @@ ns_cgroup_path(const char *ns, char *buf, size_t len)
 		buf[0] = '\0';
 }
 
-/* cgroup-root's parent must be a cgroup v2 directory; the root itself
- * is made if it is not there. */
+/*
+ * cgroup-root's parent must be a cgroup v2 directory; the root itself
+ * is made if it is not there.  With workload-memory-max or
+ * workload-pids-max, the controller must reach the namespaces' cgroups:
+ * it is enabled from the mount's root down to cgroup-root (none of which
+ * may hold processes of its own, which rules out the unit's own cgroup
+ * under systemd: migrd runs there).
+ */
 int
 ns_cgroup_ready(char *err, size_t errlen)
 {
+	const char *root = migrd.conf.cgroup_root, *top = CGROUP_MOUNT;
 	char parent[PATH_MAX];
 	char *slash;
 
-	snprintf(parent, sizeof(parent), "%s", migrd.conf.cgroup_root);
+	snprintf(parent, sizeof(parent), "%s", root);
 	if ((slash = strrchr(parent, '/')) != NULL && slash != parent)
 		*slash = '\0';
-	if (cgroup_is_v2(parent, err, errlen) < 0)
+	if (cgroup_is_v2(parent, err, errlen) < 0 ||
+	    cgroup_create(root, err, errlen) < 0)
 		return -1;
-	return cgroup_create(migrd.conf.cgroup_root, err, errlen);
+	/* a cgroup-root on another mount: from its parent down */
+	if (strncmp(root, CGROUP_MOUNT "/", sizeof(CGROUP_MOUNT)) != 0)
+		top = parent;
+	if ((migrd.conf.workload_memory_max > 0 &&
+	    cgroup_delegate(top, root, "memory", err, errlen) < 0) ||
+	    (migrd.conf.workload_pids_max > 0 &&
+	    cgroup_delegate(top, root, "pids", err, errlen) < 0))
+		return -1;
+	return 0;
+}
+
+/* The limits of the configuration, written again each time (a restart
+ * with other values changes them); 0 lifts one where it is offered. */
+static int
+ns_cgroup_limit(const char *cg, const char *knob, uint64_t v, char *err,
+    size_t errlen)
+{
+	char val[32];
+
+	if (v == 0) {
+		if (cgroup_set(cg, knob, "max", err, errlen) < 0 &&
+		    errno != ENOENT)
+			return -1;
+		return 0;
+	}
+	snprintf(val, sizeof(val), "%llu", (unsigned long long)v);
+	return cgroup_set(cg, knob, val, err, errlen);
 }
 
 int
@@ -103,7 +137,13 @@ ns_cgroup_create(const char *ns, char *err, size_t errlen)
 	if (ns_cgroup_ready(err, errlen) < 0)
 		return -1;
 	ns_cgroup_path(ns, path, sizeof(path));
-	return cgroup_create(path, err, errlen);
+	if (cgroup_create(path, err, errlen) < 0 ||
+	    ns_cgroup_limit(path, "memory.max",
+	    (uint64_t)migrd.conf.workload_memory_max << 20, err, errlen) < 0 ||
+	    ns_cgroup_limit(path, "pids.max", migrd.conf.workload_pids_max,
+	    err, errlen) < 0)
+		return -1;
+	return 0;
 }
 
 int

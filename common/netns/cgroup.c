@@ -32,14 +32,23 @@ write_knob(const char *cgpath, const char *knob, const char *val, char *err,
 	}
 	fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0) {
+		int e = errno;
+
 		errbuf_errno(err, errlen, "%s", path);
+		errno = e;
 		return -1;
 	}
 	n = write(fd, val, strlen(val));
-	if (n < 0)
+	if (n < 0) {
+		int e = errno;
+
 		errbuf_errno(err, errlen, "write %s to %s", val, path);
+		close(fd);
+		errno = e;	/* the caller may tell EBUSY from the rest */
+		return -1;
+	}
 	close(fd);
-	return n < 0 ? -1 : 0;
+	return 0;
 }
 
 /* Parse KEY's value out of an open cgroup.events. */
@@ -187,6 +196,78 @@ cgroup_create(const char *cgpath, char *err, size_t errlen)
 		return -1;
 	}
 	return 0;
+}
+
+int
+cgroup_set(const char *cgpath, const char *knob, const char *val, char *err,
+    size_t errlen)
+{
+	return write_knob(cgpath, knob, val, err, errlen);
+}
+
+/* Does dir's cgroup.subtree_control list controller? */
+static int
+subtree_has(const char *dir, const char *controller)
+{
+	char path[PATH_MAX], line[512], *w, *save;
+	FILE *f;
+	int found = 0;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/cgroup.subtree_control",
+	    dir) >= sizeof(path) || (f = fopen(path, "re")) == NULL)
+		return 0;
+	if (fgets(line, sizeof(line), f) != NULL)
+		for (w = strtok_r(line, " \n", &save); w != NULL;
+		    w = strtok_r(NULL, " \n", &save))
+			if (strcmp(w, controller) == 0)
+				found = 1;
+	fclose(f);
+	return found;
+}
+
+int
+cgroup_delegate(const char *top, const char *cgpath, const char *controller,
+    char *err, size_t errlen)
+{
+	char dir[PATH_MAX], plus[64];
+	size_t len = strlen(top), end;
+
+	if (strncmp(cgpath, top, len) != 0 ||
+	    (cgpath[len] != '/' && cgpath[len] != '\0') ||
+	    strlen(cgpath) >= sizeof(dir)) {
+		errbuf(err, errlen, "%s is not below %s", cgpath, top);
+		return -1;
+	}
+	snprintf(plus, sizeof(plus), "+%s", controller);
+	for (end = len;;) {
+		memcpy(dir, cgpath, end);
+		dir[end] = '\0';
+		if (!subtree_has(dir, controller) &&
+		    write_knob(dir, "cgroup.subtree_control", plus, err,
+		    errlen) < 0) {
+			if (errno == EBUSY)
+				errbuf(err, errlen, "cannot enable the %s "
+				    "controller in %s: it holds processes of "
+				    "its own", controller, dir);
+			else if (errno == EOPNOTSUPP)
+				/* pids may be enabled beside processes,
+				 * which then rules out the levels below */
+				errbuf(err, errlen, "cannot enable the %s "
+				    "controller in %s: a cgroup above it holds "
+				    "processes of its own", controller, dir);
+			else if (errno == ENOENT)
+				errbuf(err, errlen, "cannot enable the %s "
+				    "controller in %s: not offered there (see "
+				    "its cgroup.controllers)", controller, dir);
+			return -1;
+		}
+		if (cgpath[end] == '\0')
+			return 0;
+		/* the next component */
+		end++;
+		while (cgpath[end] != '/' && cgpath[end] != '\0')
+			end++;
+	}
 }
 
 /* The cgroups one level below (empty: the kill covered them). */

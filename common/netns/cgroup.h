@@ -41,6 +41,15 @@ int	cgroup_event(const char *cgpath, const char *key);
  * frees *pids. */
 int	cgroup_procs(const char *cgpath, pid_t **pids, size_t *n, size_t max,
 	    char *err, size_t errlen);
+/* Write val to the cgroup's knob ("memory.max", "pids.max"). */
+int	cgroup_set(const char *cgpath, const char *knob, const char *val,
+	    char *err, size_t errlen);
+/* Make controller ("memory", "pids") available to the cgroups below
+ * cgpath: enabled in cgroup.subtree_control of each cgroup from top (the
+ * mount's root, or any ancestor of cgpath) down to cgpath, where it is
+ * not yet.  A cgroup that holds processes of its own cannot (EBUSY). */
+int	cgroup_delegate(const char *top, const char *cgpath,
+	    const char *controller, char *err, size_t errlen);
 /* Move pid (0: the caller) into the cgroup. */
 int	cgroup_enter(const char *cgpath, pid_t pid, char *err, size_t errlen);
 

@@ -10,8 +10,11 @@
 # As root (allowed, warned about) the key and the socket are still
 # hidden.  Its output goes to workload-log-dir (hidden from it too), not
 # the state folder, through a keeper with no capability, not its child,
-# that moves the log to NAME.log.1 at workload-log-max.  Bad values stop
-# "migrd -n" with the reason.
+# that moves the log to NAME.log.1 at workload-log-max.  With
+# workload-pids-max and workload-memory-max, a program that forks too
+# much is refused its forks and one that writes too much memory is
+# killed, and a cgroup-root the controllers cannot reach is refused by
+# name.  Bad values stop "migrd -n" with the reason.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/lib-migrd.sh"
 
@@ -139,6 +142,58 @@ check "log: a SIGUSR1 sent to everything does not stop it" gx host1 "kill -USR1 
 mc host1 "ns delete w1" >/dev/null 2>&1
 check "log: the keeper ends with its namespace" gx host1 \
 	"for i in \$(seq 50); do kill -0 $kp 2>/dev/null || exit 0; sleep 0.1; done; exit 1"
+
+# --- limits: workload-memory-max and workload-pids-max bound what a
+# namespace's programs may take together (cgroup memory.max, pids.max)
+CG1=/sys/fs/cgroup/migr/w1
+cat > "$MSHARE/forker" <<'EOS'
+#!/bin/sh
+i=0
+while [ $i -lt 40 ]; do sleep 600 2>/dev/null & i=$((i + 1)); done
+echo forked
+exec sleep 600
+EOS
+gx host1 "cp $GSHARE/forker $D/forker && chmod 755 $D/forker"
+migrd_stop host1 >/dev/null
+migrd_conf host1 host2 -- "workload-memory-max 48" "workload-pids-max 12"
+check "limits: migrd starts with workload-memory-max 48, workload-pids-max 12" migrd_start host1
+mc host1 "ns delete w1" >/dev/null 2>&1
+gx host1 "rm -f /var/log/migr/w1.log*"
+check "limits: ns w1" mc host1 "ns create w1 --addr 10.77.0.160/24"
+is "$(gx host1 "cat $CG1/memory.max $CG1/pids.max" | tr '\n' ' ')" "50331648 12 " \
+	"limits: w1's cgroup has memory.max 48 MiB and pids.max 12"
+check "limits: a program that forks 40 sleepers runs" mc host1 "run w1 -- $D/forker"
+# (dash gives up at the first fork refused: "forked" never comes)
+check "limits: the forks beyond 12 are refused by the kernel (pids.events)" gx host1 \
+	"for i in \$(seq 100); do grep -q '^max [1-9]' $CG1/pids.events && exit 0; sleep 0.1; done; exit 1"
+sleep 1
+n=$(gx host1 "cat $CG1/pids.current")
+diag "pids.current $n; pids.events: $(gx host1 "cat $CG1/pids.events")"
+if [ "$n" -le 12 ] && [ "$n" -ge 2 ] 2>/dev/null; then pass "limits: at most 12 tasks in w1 ($n)"; else fail "limits: $n tasks in w1"; fi
+mc host1 "ns delete w1" >/dev/null 2>&1
+check "limits: ns w1 again" mc host1 "ns create w1 --addr 10.77.0.160/24"
+check "limits: a program that writes 200 MiB runs" mc host1 \
+	"run w1 -- /usr/bin/python3 -c 'b = b\"x\" * (200 << 20); import time; time.sleep(600)'"
+check "limits: it is killed by the cgroup's OOM killer" gx host1 \
+	"for i in \$(seq 150); do grep -q '^oom_kill [1-9]' $CG1/memory.events && exit 0; sleep 0.2; done; exit 1"
+diag "memory.events: $(gx host1 "cat $CG1/memory.events | tr '\n' ' '")"
+is "$(gx host1 "pgrep -f '[b] = b' | wc -l")" 0 "limits: it is gone; the host is not short of memory"
+mc host1 "ns delete w1" >/dev/null 2>&1
+# a cgroup-root below a cgroup that holds a process: the controller
+# cannot reach it (under systemd, the unit's own cgroup); refused by name
+migrd_stop host1 >/dev/null
+gx host1 "mkdir -p /sys/fs/cgroup/busy && (setsid sleep 600 </dev/null >/dev/null 2>&1 & echo \$! > /sys/fs/cgroup/busy/cgroup.procs)"
+migrd_conf host1 host2 -- "workload-memory-max 48" "cgroup-root /sys/fs/cgroup/busy/ns"
+check "limits: migrd starts with cgroup-root below a busy cgroup" migrd_start host1
+out=$(mc host1 "ns create w1 --addr 10.77.0.160/24 2>&1; echo rc=\$?")
+diag "$out"
+like "$out" "cannot enable the memory controller in /sys/fs/cgroup/busy: it holds processes of its own" \
+	"limits: ns create says why the limit cannot be had"
+like "$out" "rc=12$" "... and fails (12)"
+is "$(gx host1 "ip netns list | grep -c '^w1'")" 0 "limits: ... with no namespace left"
+mc host1 "ns delete w1" >/dev/null 2>&1
+migrd_stop host1 >/dev/null
+gx host1 "pkill -f '^sleep 600' ; for i in \$(seq 50); do rmdir /sys/fs/cgroup/busy/ns /sys/fs/cgroup/busy 2>/dev/null; [ -d /sys/fs/cgroup/busy ] || exit 0; sleep 0.1; done"
 
 # values migrd refuses, before it starts
 for bad in "workload-user nosuchuser:no such user" \
