@@ -179,6 +179,8 @@ check "limits: it is killed by the cgroup's OOM killer" gx host1 \
 diag "memory.events: $(gx host1 "cat $CG1/memory.events | tr '\n' ' '")"
 is "$(gx host1 "pgrep -f '[b] = b' | wc -l")" 0 "limits: it is gone; the host is not short of memory"
 mc host1 "ns delete w1" >/dev/null 2>&1
+# (the tests after this one run without them)
+gx host1 "echo '-memory -pids' > /sys/fs/cgroup/migr/cgroup.subtree_control" 2>/dev/null || true
 # a cgroup-root below a cgroup that holds a process: the controller
 # cannot reach it (under systemd, the unit's own cgroup); refused by name
 migrd_stop host1 >/dev/null
