@@ -3,7 +3,7 @@
  * criu, run from a helper process (helper.h) of a migration, or for
  * "migctl check": waited for, its standard streams on /dev/null, the
  * descriptors it inherits at 3, 4, ...; a failure's answer names the
- * last error line of CRIU's log and keeps the whole log in
+ * first error line of CRIU's log and keeps the whole log in
  * STATE_DIR/criu-WHAT.log (ckpt_priv.h).
  */
 #include <errno.h>
@@ -41,15 +41,17 @@ criu_fail(json_t *log, const char *fmt, ...)
 	    log != NULL ? log : json_array());
 }
 
-/* The lines of CRIU's log that report an error, but the last one
- * ("Dumping FAILED."), at most CK_LOG_LINES of the last ones. */
+/* The lines of CRIU's log that report an error, but the summary
+ * ("Dumping FAILED."), at most CK_LOG_LINES of the last ones; the first
+ * (the cause: those after it are mostly its consequences) in first. */
 static json_t *
-criu_errors(const char *path)
+criu_errors(const char *path, char *first, size_t firstlen)
 {
 	char line[512];
 	json_t *a = json_array();
 	FILE *f;
 
+	first[0] = '\0';
 	if (a == NULL || (f = fopen(path, "re")) == NULL)
 		return a;
 	while (fgets(line, sizeof(line), f) != NULL) {
@@ -57,6 +59,8 @@ criu_errors(const char *path)
 		    strstr(line, "FAILED") != NULL)
 			continue;
 		line[strcspn(line, "\n")] = '\0';
+		if (first[0] == '\0')
+			snprintf(first, firstlen, "%s", line);
 		if (json_array_size(a) == CK_LOG_LINES)
 			json_array_remove(a, 0);
 		json_array_append_new(a, json_string(line));
@@ -126,21 +130,18 @@ run_criu(const struct criu_run *r)
 		return criu_fail(NULL, "criu is not installed here (Debian's "
 		    "criu package)");
 	{
-		char log[PATH_MAX + 64], kept[PATH_MAX + 32];
-		const char *last;
+		char log[PATH_MAX + 64], kept[PATH_MAX + 32], first[512];
 		json_t *errs;
 
 		snprintf(log, sizeof(log), "%s/%s", r->dir, r->logname);
 		snprintf(kept, sizeof(kept), "%s/criu-%s.log",
 		    migrd.conf.state_dir, r->what);
 		keep_log(log, kept);
-		errs = criu_errors(log);
-		last = json_string_value(json_array_get(errs,
-		    json_array_size(errs) - 1));
+		errs = criu_errors(log, first, sizeof(first));
 		return criu_fail(errs, "criu %s failed (%s %d)%s%s; its log: "
 		    "%s", r->what, WIFEXITED(status) ? "status" : "signal",
 		    WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status),
-		    last ? ": " : "", last ? last : "", kept);
+		    first[0] ? ": " : "", first, kept);
 	}
 }
 
