@@ -170,12 +170,50 @@ frame_decode_payload(const void *buf, size_t len, json_t **out)
 }
 
 int
+frame_decode(uint16_t type, const void *buf, size_t len, json_t **out)
+{
+	const char *nul = memchr(buf, '\0', len);
+	json_t *raw;
+	size_t n;
+	int st;
+
+	if (nul == NULL)
+		return frame_decode_payload(buf, len, out);
+	*out = NULL;
+	if (!MSG_TAIL_OK(type))
+		return FRAME_BAD_PAYLOAD;
+	n = (size_t)(nul - (const char *)buf);
+	if ((st = frame_decode_payload(buf, n, out)) != FRAME_OK)
+		return st;
+	if (json_object_get(*out, "raw") != NULL ||
+	    (raw = json_stringn_nocheck(nul + 1, len - n - 1)) == NULL ||
+	    json_object_set_new(*out, "raw", raw) == -1) {
+		json_decref(*out);
+		*out = NULL;
+		return FRAME_BAD_PAYLOAD;
+	}
+	return FRAME_OK;
+}
+
+int
 frame_serialise(uint16_t type, const json_t *payload, size_t max, char **out,
     size_t *outlen)
 {
-	char *s;
+	return frame_serialise_tail(type, payload, NULL, 0, max, out, outlen);
+}
+
+int
+frame_serialise_tail(uint16_t type, const json_t *payload, const void *tail,
+    size_t taillen, size_t max, char **out, size_t *outlen)
+{
+	char *s, *st;
 	size_t n;
 
+	if (tail != NULL && !MSG_TAIL_OK(type)) {
+		log_warnx("%s: %s takes no tail", __func__,
+		    migr_msgname(type));
+		return -1;
+	}
 	if (payload != NULL)
 		s = json_dumps(payload, JSON_COMPACT);
 	else
@@ -187,11 +225,23 @@ frame_serialise(uint16_t type, const json_t *payload, size_t max, char **out,
 	n = strlen(s);
 	if (max > MIGR_FRAME_MAX)
 		max = MIGR_FRAME_MAX;
-	if (n > max) {
-		log_warnx("%s: %s payload of %zu bytes exceeds %zu",
-		    __func__, migr_msgname(type), n, max);
+	if (n > max || (tail != NULL && taillen >= max - n)) {
+		log_warnx("%s: %s payload of %zu bytes and a tail of %zu "
+		    "exceed %zu", __func__, migr_msgname(type), n, taillen,
+		    max);
 		free(s);
 		return -1;
+	}
+	if (tail != NULL) {
+		if ((st = realloc(s, n + 1 + taillen + 1)) == NULL) {
+			log_warn("%s: realloc", __func__);
+			free(s);
+			return -1;
+		}
+		s = st;
+		s[n] = '\0';
+		memcpy(s + n + 1, tail, taillen);
+		n += 1 + taillen;
 	}
 	*out = s;
 	*outlen = n;
@@ -289,7 +339,7 @@ frame_read_fd(int fd, size_t max, struct frame_hdr *h, json_t **payload)
 		free(buf);
 		return FRAME_IO;
 	}
-	st = frame_decode_payload(buf, h->len, payload);
+	st = frame_decode(h->type, buf, h->len, payload);
 	free(buf);
 	return st;
 }

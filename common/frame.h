@@ -39,11 +39,26 @@ void	frame_hdr_pack(uint8_t out[8], uint16_t type, uint32_t len);
 int	frame_hdr_check(const uint8_t *buf, size_t avail, size_t max,
 	    struct frame_hdr *h);
 int	frame_decode_payload(const void *buf, size_t len, json_t **out);
+/*
+ * A binary tail, for the types MSG_TAIL_OK() names (a piece of an image):
+ * the payload is the JSON object, one NUL byte, then the tail's bytes,
+ * which would cost a third more as base64 in the JSON and a scan of
+ * every byte to parse.  JSON text never holds a raw NUL, so the first
+ * one ends it.  frame_decode() hands the tail on as the object's string
+ * "raw" (any bytes; json_string_length() is its length), and refuses a
+ * tail on any other type and an object that has a "raw" of its own.
+ */
+int	frame_decode(uint16_t type, const void *buf, size_t len,
+	    json_t **out);
 
 /* Serialise payload (NULL = {}) into malloc'ed compact JSON of at most
- * max bytes (and MIGR_FRAME_MAX). */
+ * max bytes (and MIGR_FRAME_MAX); with a tail (taillen bytes, for a type
+ * that takes one), the NUL and the tail follow, counted in max. */
 int	frame_serialise(uint16_t type, const json_t *payload, size_t max,
 	    char **out, size_t *outlen);
+int	frame_serialise_tail(uint16_t type, const json_t *payload,
+	    const void *tail, size_t taillen, size_t max, char **out,
+	    size_t *outlen);
 /* Serialise payload (NULL = {}) into a malloc'ed frame. */
 int	frame_pack(uint16_t type, const json_t *payload, size_t max,
 	    uint8_t **out, size_t *outlen);
@@ -59,6 +74,9 @@ int	frame_peek(struct evbuffer *in, size_t max, size_t lenmax,
 int	frame_pull(struct evbuffer *in, size_t max, struct frame_hdr *h,
 	    json_t **payload);
 int	frame_push(struct evbuffer *out, uint16_t type, const json_t *payload,
+	    size_t max);
+int	frame_push_tail(struct evbuffer *out, uint16_t type,
+	    const json_t *payload, const void *tail, size_t taillen,
 	    size_t max);
 
 /* Blocking fd side (migctl, tests). */

@@ -5,6 +5,7 @@
  * the blocking fd side (migctl) does not link libevent.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include <event2/buffer.h>
 
@@ -47,7 +48,7 @@ frame_pull(struct evbuffer *in, size_t max, struct frame_hdr *h,
 	*payload = NULL;
 	if ((st = frame_peek(in, max, 0, h, &p)) != FRAME_OK)
 		return st;
-	st = frame_decode_payload(p + MIGR_FRAME_HDR_LEN, h->len, payload);
+	st = frame_decode(h->type, p + MIGR_FRAME_HDR_LEN, h->len, payload);
 	evbuffer_drain(in, MIGR_FRAME_HDR_LEN + h->len);
 	return st;
 }
@@ -56,13 +57,32 @@ int
 frame_push(struct evbuffer *out, uint16_t type, const json_t *payload,
     size_t max)
 {
+	return frame_push_tail(out, type, payload, NULL, 0, max);
+}
+
+int
+frame_push_tail(struct evbuffer *out, uint16_t type, const json_t *payload,
+    const void *tail, size_t taillen, size_t max)
+{
 	uint8_t *buf;
-	size_t len;
+	char *s;
+	size_t n;
 	int rc;
 
-	if (frame_pack(type, payload, max, &buf, &len) == -1)
+	if (frame_serialise_tail(type, payload, tail, taillen, max, &s,
+	    &n) == -1)
 		return -1;
-	rc = evbuffer_add(out, buf, len);
+	/* header and payload in one piece: a header alone would wreck the
+	 * stream */
+	if ((buf = malloc(MIGR_FRAME_HDR_LEN + n)) == NULL) {
+		log_warn("%s: malloc", __func__);
+		free(s);
+		return -1;
+	}
+	frame_hdr_pack(buf, type, (uint32_t)n);
+	memcpy(buf + MIGR_FRAME_HDR_LEN, s, n);
+	free(s);
+	rc = evbuffer_add(out, buf, MIGR_FRAME_HDR_LEN + n);
 	free(buf);
 	if (rc == -1)
 		log_warnx("%s: evbuffer_add failed", __func__);

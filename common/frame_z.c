@@ -101,6 +101,13 @@ int
 frame_push_z(struct evbuffer *out, struct frame_z *z, uint16_t type,
     const json_t *payload, size_t max)
 {
+	return frame_push_z_tail(out, z, type, payload, NULL, 0, max);
+}
+
+int
+frame_push_z_tail(struct evbuffer *out, struct frame_z *z, uint16_t type,
+    const json_t *payload, const void *tail, size_t taillen, size_t max)
+{
 	uint8_t *buf;
 	char *s;
 	size_t n, bound, clen;
@@ -110,7 +117,8 @@ frame_push_z(struct evbuffer *out, struct frame_z *z, uint16_t type,
 		log_warnx("%s: the stream failed earlier", __func__);
 		return -1;
 	}
-	if (frame_serialise(type, payload, max, &s, &n) == -1)
+	if (frame_serialise_tail(type, payload, tail, taillen, max, &s,
+	    &n) == -1)
 		return -1;
 	bound = frame_z_bound(n);
 	if ((buf = malloc(MIGR_FRAME_HDR_LEN + bound)) == NULL) {
@@ -240,7 +248,7 @@ frame_pull_z(struct evbuffer *in, struct frame_z *z, size_t max,
 		return st;
 	st = inflate_frame(z, p + MIGR_FRAME_HDR_LEN, h->len, max, &text, &n);
 	if (st == FRAME_OK) {
-		st = frame_decode_payload(text, n, payload);
+		st = frame_decode(h->type, text, n, payload);
 		free(text);
 	}
 	evbuffer_drain(in, MIGR_FRAME_HDR_LEN + h->len);

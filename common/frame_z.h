@@ -48,6 +48,10 @@ size_t	frame_z_bound(size_t max);
  * after it: the caller closes the session. */
 int	frame_push_z(struct evbuffer *out, struct frame_z *z, uint16_t type,
 	    const json_t *payload, size_t max);
+/* With a binary tail (frame.h), through the stream. */
+int	frame_push_z_tail(struct evbuffer *out, struct frame_z *z,
+	    uint16_t type, const json_t *payload, const void *tail,
+	    size_t taillen, size_t max);
 int	frame_pull_z(struct evbuffer *in, struct frame_z *z, size_t max,
 	    struct frame_hdr *h, json_t **payload);
 

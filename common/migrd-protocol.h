@@ -69,7 +69,9 @@ enum migr_msg {
 				   locked namespace, to replay */
 	MSG_MIG_IMAGE = 33,	/* peer, source -> destination, checkpoint
 				   mode: {mig, name, off, data} a piece of
-				   one of CRIU's images */
+				   one of CRIU's images, or {mig, name, off}
+				   and the piece as a binary tail (frame.h,
+				   capability "raw-images") */
 	MSG__MAX
 };
 
@@ -77,6 +79,8 @@ enum migr_msg {
 			 (t) == MSG_MIG_CHUNK || (t) == MSG_MIG_CHECK || \
 			 (t) == MSG_MIG_CHECKED || (t) == MSG_MIG_FORGET || \
 			 (t) == MSG_MIG_PACKETS || (t) == MSG_MIG_IMAGE)
+/* the types whose frames may carry a binary tail (frame.h) */
+#define MSG_TAIL_OK(t)	((t) == MSG_MIG_IMAGE)
 #define MSG_IS_PEER(t)	((t) == MSG_RESULT || (t) == MSG_HELLO || \
 			 (t) == MSG_HEARTBEAT || MSG_IS_MIG(t))
 /* a request migctl may send */

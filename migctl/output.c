@@ -353,7 +353,7 @@ report_sockets(FILE *fp, json_t *r)
 	fprintf(fp, "  %-10s %10s  bytes", "streamed",
 	    n_of(b, "streamed", n[0], sizeof(n[0])));
 	if (json_is_integer(json_object_get(b, "encoded")))
-		fprintf(fp, " on the channel, %s of JSON",
+		fprintf(fp, " on the channel, %s before compression",
 		    n_of(b, "encoded", n[0], sizeof(n[0])));
 	fputc('\n', fp);
 	b = json_object_get(r, "checkpoint");

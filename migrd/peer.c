@@ -55,6 +55,8 @@ struct session {
 	uint64_t		 hb_rx;
 	time_t			 up_since;
 	struct frame_z		*z;	/* both announced deflate */
+	int			 raw_images;	/* the peer takes binary
+						   tails (frame.h) */
 	uint64_t		 tx_json;	/* JSON bytes sent */
 };
 
@@ -256,7 +258,8 @@ sess_close(struct session *s, const char *fmt, ...)
 }
 
 static int
-sess_send(struct session *s, uint16_t type, json_t *payload)
+sess_send_tail(struct session *s, uint16_t type, json_t *payload,
+    const void *tail, size_t taillen)
 {
 	struct evbuffer *out = bufferevent_get_output(s->bev);
 	size_t max = type == MSG_MIG_RECORD || type == MSG_MIG_CHUNK ||
@@ -267,11 +270,12 @@ sess_send(struct session *s, uint16_t type, json_t *payload)
 
 	if (s->z != NULL) {
 		json0 = frame_z_stats(s->z)->json_out;
-		rc = frame_push_z(out, s->z, type, payload, max);
+		rc = frame_push_z_tail(out, s->z, type, payload, tail, taillen,
+		    max);
 		if (rc == 0)
 			s->tx_json += frame_z_stats(s->z)->json_out - json0;
 	} else {
-		rc = frame_push(out, type, payload, max);
+		rc = frame_push_tail(out, type, payload, tail, taillen, max);
 		if (rc == 0)
 			s->tx_json += evbuffer_get_length(out) - before -
 			    MIGR_FRAME_HDR_LEN;
@@ -289,6 +293,12 @@ sess_send(struct session *s, uint16_t type, json_t *payload)
 	return 0;
 }
 
+static int
+sess_send(struct session *s, uint16_t type, json_t *payload)
+{
+	return sess_send_tail(s, type, payload, NULL, 0);
+}
+
 static void
 send_result(struct session *s, int code, const char *msg)
 {
@@ -299,7 +309,8 @@ send_result(struct session *s, int code, const char *msg)
 static void
 send_hello(struct session *s)
 {
-	json_t *caps = json_pack("[s]", "heartbeat");
+	/* raw-images: a piece of an image as a binary tail (frame.h) */
+	json_t *caps = json_pack("[s,s]", "heartbeat", "raw-images");
 
 	if (caps != NULL && migrd.conf.compress == CONF_COMPRESS_DEFLATE)
 		json_array_append_new(caps, json_string("deflate"));
@@ -321,6 +332,10 @@ sess_compress(struct session *s, json_t *hello)
 	json_t *caps = json_object_get(hello, "capabilities"), *c;
 	size_t i;
 
+	json_array_foreach(caps, i, c)
+		if (json_is_string(c) &&
+		    strcmp(json_string_value(c), "raw-images") == 0)
+			s->raw_images = 1;
 	if (migrd.conf.compress != CONF_COMPRESS_DEFLATE)
 		return 0;
 	json_array_foreach(caps, i, c)
@@ -975,6 +990,30 @@ peer_send(const char *name, int type, json_t *payload)
 		return -1;
 	}
 	return sess_send(p->sess, (uint16_t)type, payload);
+}
+
+int
+peer_send_tail(const char *name, int type, json_t *payload, const void *tail,
+    size_t taillen)
+{
+	struct peer *p = find_peer(name);
+
+	if (p == NULL || p->sess == NULL || p->sess->state != S_UP ||
+	    !p->sess->raw_images) {
+		json_decref(payload);
+		return -1;
+	}
+	return sess_send_tail(p->sess, (uint16_t)type, payload, tail,
+	    taillen);
+}
+
+int
+peer_raw_images(const char *name)
+{
+	struct peer *p = find_peer(name);
+
+	return p != NULL && p->sess != NULL && p->sess->state == S_UP &&
+	    p->sess->raw_images;
 }
 
 size_t

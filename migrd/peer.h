@@ -19,6 +19,11 @@ json_t	*peer_list_json(void);
 int	 peer_is_up(const char *name);
 /* Queue one message to a peer whose session is up (payload stolen). */
 int	 peer_send(const char *name, int type, json_t *payload);
+/* The same with a binary tail (frame.h), to a peer that announced
+ * "raw-images" in its hello (peer_raw_images()); -1 to any other. */
+int	 peer_send_tail(const char *name, int type, json_t *payload,
+	    const void *tail, size_t taillen);
+int	 peer_raw_images(const char *name);
 size_t	 peer_output_len(const char *name);	/* bytes not yet sent */
 /* JSON bytes queued to the peer since its session came up (before
  * compression; peer_output_len() counts after it) */

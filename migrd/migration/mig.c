@@ -421,11 +421,19 @@ mig_busy(const char *ns)
 int
 mig_send(struct mig *m, int type, json_t *extra)
 {
+	return mig_send_tail(m, type, extra, NULL, 0);
+}
+
+int
+mig_send_tail(struct mig *m, int type, json_t *extra, const void *tail,
+    size_t taillen)
+{
 	json_t *p = extra != NULL ? extra : json_object();
 
 	if (p == NULL || json_object_set_new(p, "mig", json_string(m->id)))
 		return -1;
-	if (peer_send(m->peer, type, p) == -1) {
+	if ((tail != NULL ? peer_send_tail(m->peer, type, p, tail, taillen) :
+	    peer_send(m->peer, type, p)) == -1) {
 		log_warnx("migration %s: cannot send %s to %s", m->id,
 		    migr_msgname(type), m->peer);
 		return -1;

@@ -369,17 +369,26 @@ ckpt_send_images(struct mig *m, const char *dir, int pass, char *why,
 			free(buf);
 			return -1;
 		}
-		if ((b64 = sk_b64_encode(buf, (size_t)n)) == NULL) {
-			snprintf(why, len, "out of memory");
-			free(buf);
-			return -1;
-		}
 		before = peer_output_len(m->peer);
 		json0 = peer_tx_json(m->peer);
-		rc = mig_send(m, MSG_MIG_IMAGE, json_pack("{s:s,s:I,s:s,s:o*}",
-		    "name", f->name, "off", (json_int_t)m->ck_off, "data",
-		    b64, "pass", pass > 0 ? json_integer(pass) : NULL));
-		free(b64);
+		if (peer_raw_images(m->peer)) {
+			/* the piece as it is, after the JSON (frame.h) */
+			rc = mig_send_tail(m, MSG_MIG_IMAGE, json_pack(
+			    "{s:s,s:I,s:o*}", "name", f->name, "off",
+			    (json_int_t)m->ck_off, "pass", pass > 0 ?
+			    json_integer(pass) : NULL), buf, (size_t)n);
+		} else {
+			if ((b64 = sk_b64_encode(buf, (size_t)n)) == NULL) {
+				snprintf(why, len, "out of memory");
+				free(buf);
+				return -1;
+			}
+			rc = mig_send(m, MSG_MIG_IMAGE, json_pack(
+			    "{s:s,s:I,s:s,s:o*}", "name", f->name, "off",
+			    (json_int_t)m->ck_off, "data", b64, "pass",
+			    pass > 0 ? json_integer(pass) : NULL));
+			free(b64);
+		}
 		if (rc < 0) {
 			snprintf(why, len, "channel to %s lost", m->peer);
 			free(buf);

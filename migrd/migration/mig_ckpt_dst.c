@@ -182,10 +182,11 @@ int
 ckpt_dst_image(struct mig *m, json_t *msg, char *why, size_t len)
 {
 	json_error_t jerr;
-	const char *id, *name, *data;
+	const char *id, *name, *data = NULL, *raw = NULL;
 	json_int_t off, pass = 0;
-	size_t dlen, n;
+	size_t dlen = 0, rlen = 0, n;
 	uint8_t *buf = NULL;
+	const uint8_t *bytes;
 	char err[256];
 	int rc;
 
@@ -194,15 +195,22 @@ ckpt_dst_image(struct mig *m, json_t *msg, char *why, size_t len)
 		    "checkpoint mode");
 		return -1;
 	}
-	if (json_unpack_ex(msg, &jerr, JSON_STRICT, "{s:s,s:s,s:I,s:s%,s?I}",
-	    "mig", &id, "name", &name, "off", &off, "data", &data, &dlen,
-	    "pass", &pass) == -1) {
+	/* the piece: base64 in "data", or the frame's binary tail, which
+	 * frame_decode() made "raw" (any bytes) */
+	if (json_unpack_ex(msg, &jerr, JSON_STRICT, "{s:s,s:s,s:I,s?s%,"
+	    "s?s%,s?I}", "mig", &id, "name", &name, "off", &off, "data",
+	    &data, &dlen, "raw", &raw, &rlen, "pass", &pass) == -1) {
 		snprintf(why, len, "malformed image: %s", jerr.text);
 		return -1;
 	}
-	if (off < 0 || dlen > sk_b64_enclen(CK_PIECE)) {
+	if ((data == NULL) == (raw == NULL)) {
+		snprintf(why, len, "image %.64s: a piece needs data or a "
+		    "binary tail, and not both", name);
+		return -1;
+	}
+	if (off < 0 || dlen > sk_b64_enclen(CK_PIECE) || rlen > CK_PIECE) {
 		snprintf(why, len, "image %.64s: a piece at %lld of %zu "
-		    "characters", name, (long long)off, dlen);
+		    "bytes", name, (long long)off, raw ? rlen : dlen);
 		return -1;
 	}
 	if (pass < 0 || pass > CK_PASSES_MAX) {
@@ -212,11 +220,16 @@ ckpt_dst_image(struct mig *m, json_t *msg, char *why, size_t len)
 	}
 	if (rx_folder(m, (int)pass, why, len) < 0)
 		return -1;
-	if (sk_b64_decode(data, dlen, &buf, &n, err, sizeof(err)) < 0) {
+	if (raw != NULL) {
+		bytes = (const uint8_t *)raw;
+		n = rlen;
+	} else if (sk_b64_decode(data, dlen, &buf, &n, err, sizeof(err)) <
+	    0) {
 		snprintf(why, len, "image %.64s: %s", name, err);
 		return -1;
-	}
-	rc = imgdir_rx_put(&m->ck_rx, name, (uint64_t)off, buf, n, err,
+	} else
+		bytes = buf;
+	rc = imgdir_rx_put(&m->ck_rx, name, (uint64_t)off, bytes, n, err,
 	    sizeof(err));
 	free(buf);
 	if (rc < 0) {

@@ -228,6 +228,9 @@ void		 mig_progress(struct mig *, const char *phase,
 		    const char *fmt, ...)
 		    __attribute__((format(printf, 3, 4)));
 int		 mig_send(struct mig *, int type, json_t *extra);
+/* With a binary tail (frame.h), to a peer that takes them. */
+int		 mig_send_tail(struct mig *, int type, json_t *extra,
+		    const void *tail, size_t taillen);
 int		 mig_fault(const char *point);
 /* 1: fault POINT holds the step for MIG_PAUSE_MS, then fn(m) takes it */
 #define MIG_PAUSE_MS	3000

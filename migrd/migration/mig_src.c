@@ -313,7 +313,8 @@ dump_done(struct mig *m)
 	}
 	if (m->ck)
 		mig_progress(m, "dump", "%llu sockets and %zu images dumped "
-		    "and streamed, %llu bytes on the channel (%llu of JSON)",
+		    "and streamed, %llu bytes on the channel (%llu before "
+		    "compression)",
 		    (unsigned long long)m->seq, m->ck_nfiles,
 		    (unsigned long long)m->streamed,
 		    (unsigned long long)m->encoded);

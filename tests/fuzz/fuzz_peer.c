@@ -17,7 +17,8 @@
  *   Q  MIG_PREPARED, Y MIG_READY, M MIG_COMMITTED, X MIG_REFUSED,
  *   F  MIG_FAILED      src_answer() (mig_src.c, a source's side)
  *   E  MIG_CHECKED     check_rx() (mig_check.c)
- *   O  MIG_COMMIT, A MIG_ABORT, B MIG_ABORTED
+ *   O  MIG_COMMIT, A MIG_ABORT, B MIG_ABORTED, T MIG_PACKETS,
+ *   I  MIG_IMAGE       (its binary tail after a NUL, frame_decode())
  *
  * Every message but PREPARE and CHECK also goes through mig_rx(), the
  * dispatch of migrd/migration/mig.c, with no migration under way.
@@ -492,6 +493,7 @@ letter_type(int c)
 	case 'A': return MSG_MIG_ABORT;
 	case 'B': return MSG_MIG_ABORTED;
 	case 'T': return MSG_MIG_PACKETS;
+	case 'I': return MSG_MIG_IMAGE;
 	}
 	return MSG_NONE;
 }
@@ -510,8 +512,9 @@ lines(struct session *s, const char *p, const char *end)
 		len = nl != NULL ? (size_t)(nl - p) : (size_t)(end - p);
 		if (len < 2 || (type = letter_type(p[0])) == MSG_NONE)
 			continue;
-		/* as a frame's payload is: one object, duplicates refused */
-		if (frame_decode_payload(p + 1, len - 1, &j) != FRAME_OK)
+		/* as a frame's payload is: one object, duplicates refused,
+		 * and an image's binary tail after a NUL */
+		if (frame_decode(type, p + 1, len - 1, &j) != FRAME_OK)
 			continue;
 		message(s, type, j);
 		json_decref(j);

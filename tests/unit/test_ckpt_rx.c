@@ -5,8 +5,8 @@
  * come in order, each into a folder of its own (STATE_DIR/ckpt/inpK-NS)
  * that the destination links to the pass before; the dump's images come
  * last, into in-NS, linked to the last pass; anything out of order, over
- * the budget, or named like the link is refused; the cleanup leaves
- * nothing.
+ * the budget, or named like the link is refused; a piece may come as a
+ * binary tail (frame.h), byte for byte; the cleanup leaves nothing.
  */
 #include <errno.h>
 #include <limits.h>
@@ -21,6 +21,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "ckpt_priv.h"
 #include "mig_priv.h"
 #include "migrd.h"
 
@@ -50,6 +51,23 @@ image(struct mig *m, int pass, const char *name, long off, size_t n,
 	rc = ckpt_dst_image(m, msg, why, len);
 	json_decref(msg);
 	free(data);
+	return rc;
+}
+
+/* one MIG_IMAGE as frame_decode() hands on a binary tail: "raw" */
+static int
+image_raw(struct mig *m, const char *name, long off, const void *bytes,
+    size_t n, int also_data, char *why, size_t len)
+{
+	json_t *msg;
+	int rc;
+
+	msg = json_pack("{s:s,s:s,s:I,s:o}", "mig", m->id, "name", name,
+	    "off", (json_int_t)off, "raw", json_stringn_nocheck(bytes, n));
+	if (also_data)
+		json_object_set_new(msg, "data", json_string("eHh4"));
+	rc = ckpt_dst_image(m, msg, why, len);
+	json_decref(msg);
 	return rc;
 }
 
@@ -114,6 +132,49 @@ teardown(void **st)
 	rmdir(path);
 	assert_int_equal(rmdir(state), 0);	/* nothing left in it */
 	return 0;
+}
+
+/* pieces as binary tails: byte for byte into the file; data and a
+ * tail both, neither, or a tail above a piece are refused */
+static void
+test_raw_pieces(void **st)
+{
+	struct mig *m = new_mig(1 << 22);
+	uint8_t *bytes, back[8000];
+	char why[512], path[PATH_MAX + 32];
+	json_t *msg;
+	size_t i;
+	FILE *f;
+
+	(void)st;
+	assert_non_null(bytes = malloc(CK_PIECE + 1));
+	for (i = 0; i < CK_PIECE + 1; i++)
+		bytes[i] = (uint8_t)(i * 13);	/* NULs among them */
+	assert_int_equal(image_raw(m, "pages-1.img", 0, bytes, 5000, 0, why,
+	    sizeof(why)), 0);
+	assert_int_equal(image_raw(m, "pages-1.img", 5000, bytes + 5000, 3000,
+	    0, why, sizeof(why)), 0);
+	assert_int_equal(m->ck_bytes, 8000);
+	snprintf(path, sizeof(path), "%s/ckpt/in-t/pages-1.img", state);
+	assert_non_null(f = fopen(path, "r"));
+	assert_int_equal(fread(back, 1, sizeof(back), f), 8000);
+	fclose(f);
+	assert_memory_equal(back, bytes, 8000);
+	assert_int_equal(image_raw(m, "pages-2.img", 0, bytes, 30, 1, why,
+	    sizeof(why)), -1);
+	assert_non_null(strstr(why, "not both"));
+	assert_int_equal(image_raw(m, "pages-2.img", 0, bytes, CK_PIECE + 1,
+	    0, why, sizeof(why)), -1);
+	assert_non_null(strstr(why, "a piece at 0 of"));
+	msg = json_pack("{s:s,s:s,s:I}", "mig", m->id, "name", "pages-2.img",
+	    "off", (json_int_t)0);
+	assert_int_equal(ckpt_dst_image(m, msg, why, sizeof(why)), -1);
+	assert_non_null(strstr(why, "needs data or a binary tail"));
+	json_decref(msg);
+	ckpt_cleanup(m);
+	assert_false(exists("in-t"));
+	free(bytes);
+	free(m);
 }
 
 /* passes 1, 2, then the dump: folders, links, and the cleanup */
@@ -203,6 +264,7 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_raw_pieces),
 		cmocka_unit_test(test_passes_in_order),
 		cmocka_unit_test(test_out_of_order),
 		cmocka_unit_test(test_budget_and_link),

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: ISC */
 /* Unit tests for common/frame.c: the size cap is checked before any
  * allocation or consumption, bad versions/types/payloads are reported,
- * partial frames consume nothing, and the fd helpers agree. */
+ * partial frames consume nothing, the fd helpers agree, and an image's
+ * binary tail comes back byte for byte where it may come at all. */
 #include <arpa/inet.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -56,6 +57,73 @@ test_roundtrip(void **state)
 	assert_int_equal(evbuffer_get_length(b), 0);
 	json_decref(in);
 	json_decref(out);
+	evbuffer_free(b);
+}
+
+/*
+ * A binary tail (an image's piece): any bytes, NULs included, come back
+ * as "raw" of the same length; a type that takes none, a header with a
+ * "raw" of its own, bad JSON before the NUL, and a tail that would pass
+ * the limit are refused.
+ */
+static void
+test_binary_tail(void **state)
+{
+	struct evbuffer *b = evbuffer_new();
+	uint8_t tail[600], hdr[8];
+	struct frame_hdr h;
+	json_t *in = json_pack("{s:s,s:i}", "name", "pages-1.img", "off", 0);
+	json_t *out, *raw;
+	char *s;
+	size_t i, n;
+
+	(void)state;
+	for (i = 0; i < sizeof(tail); i++)
+		tail[i] = (uint8_t)(i * 7);	/* NULs and high bytes */
+	assert_int_equal(frame_push_tail(b, MSG_MIG_IMAGE, in, tail,
+	    sizeof(tail), 4096), 0);
+	assert_int_equal(frame_pull(b, 4096, &h, &out), FRAME_OK);
+	assert_int_equal(h.type, MSG_MIG_IMAGE);
+	assert_non_null(raw = json_object_get(out, "raw"));
+	assert_int_equal(json_string_length(raw), sizeof(tail));
+	assert_memory_equal(json_string_value(raw), tail, sizeof(tail));
+	assert_string_equal(json_string_value(json_object_get(out, "name")),
+	    "pages-1.img");
+	json_decref(out);
+	/* an empty tail is a tail */
+	assert_int_equal(frame_push_tail(b, MSG_MIG_IMAGE, in, tail, 0, 4096),
+	    0);
+	assert_int_equal(frame_pull(b, 4096, &h, &out), FRAME_OK);
+	assert_int_equal(json_string_length(json_object_get(out, "raw")), 0);
+	json_decref(out);
+	/* no tail on any other type: not sent, and not taken */
+	assert_int_equal(frame_push_tail(b, MSG_MIG_RECORD, in, tail, 8,
+	    4096), -1);
+	assert_int_equal(evbuffer_get_length(b), 0);
+	assert_int_equal(frame_decode(MSG_MIG_RECORD, "{}\0xyz", 6, &out),
+	    FRAME_BAD_PAYLOAD);
+	assert_null(out);
+	/* the header's own "raw", or bad JSON before the NUL */
+	assert_int_equal(frame_decode(MSG_MIG_IMAGE, "{\"raw\":\"a\"}\0x",
+	    12, &out), FRAME_BAD_PAYLOAD);
+	assert_int_equal(frame_decode(MSG_MIG_IMAGE, "{\"a\":\0x", 7, &out),
+	    FRAME_BAD_PAYLOAD);
+	assert_int_equal(frame_decode(MSG_MIG_IMAGE, "\0x", 2, &out),
+	    FRAME_BAD_PAYLOAD);
+	/* the limit counts the NUL and the tail */
+	assert_int_equal(frame_serialise_tail(MSG_MIG_IMAGE, in, tail,
+	    sizeof(tail), 600, &s, &n), -1);
+	assert_int_equal(frame_serialise_tail(MSG_MIG_IMAGE, in, tail, 100,
+	    200, &s, &n), 0);
+	assert_true(n <= 200);
+	assert_int_equal(s[n - 101], '\0');
+	free(s);
+	/* on the receiving side, a frame above the limit is refused from
+	 * its header, tail or not */
+	raw_hdr(hdr, MSG_MIG_IMAGE, MIGR_PROTO_VERSION, 5000);
+	evbuffer_add(b, hdr, 8);
+	assert_int_equal(frame_pull(b, 4096, &h, &out), FRAME_TOO_BIG);
+	json_decref(in);
 	evbuffer_free(b);
 }
 
@@ -241,6 +309,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_roundtrip),
+		cmocka_unit_test(test_binary_tail),
 		cmocka_unit_test(test_size_cap_before_payload),
 		cmocka_unit_test(test_bad_version_and_type),
 		cmocka_unit_test(test_partial_frames),

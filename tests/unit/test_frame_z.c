@@ -195,6 +195,31 @@ test_bulk_stored(void **state)
 	for (i = 0; i < 16; i++)
 		(void)through(tx, rx, b, image_piece(n, 1, 100 + i));
 	assert_true(through(tx, rx, b, image_piece(n, 1, 200)) < n / 10);
+	/* a binary tail goes through the same stream, stored or not */
+	{
+		uint8_t *tail = malloc(n);
+		struct frame_hdr h;
+		json_t *hd = json_pack("{s:s,s:I}", "name", "pages-1.img",
+		    "off", (json_int_t)0), *out, *raw;
+
+		assert_non_null(tail);
+		for (i = 0; i < n; i++)
+			tail[i] = (uint8_t)random();
+		for (i = 0; i < 3; i++) {
+			assert_int_equal(frame_push_z_tail(b, tx, MSG_MIG_IMAGE,
+			    hd, tail, n, MIGR_FRAME_MAX), 0);
+			assert_int_equal(frame_pull_z(b, rx, MIGR_FRAME_MAX, &h,
+			    &out), FRAME_OK);
+			raw = json_object_get(out, "raw");
+			assert_int_equal(json_string_length(raw), n);
+			assert_memory_equal(json_string_value(raw), tail, n);
+			json_decref(out);
+		}
+		/* and a record after it still decodes */
+		assert_true(through(tx, rx, b, idle_record(7)) < 400);
+		json_decref(hd);
+		free(tail);
+	}
 	frame_z_free(tx);
 	frame_z_free(rx);
 	evbuffer_free(b);
