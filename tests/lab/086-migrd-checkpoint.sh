@@ -181,11 +181,13 @@ diag "before: $t0"
 NS=$TREE migrate host1 host2
 diag "$MOUT"
 is "$MRC" 16 "the tree holding a file nobody may read on host2: rolled back (16)"
-# (CRIU 3.17 refuses to open it itself, "Unable to open fd=7"; had it
-# opened it, migrd's file check would refuse: "fd 7: FILE is open for
-# reading, which the workload user could not do", test_filecheck)
-like "$MOUT" "Unable to open fd=7|not fit to run here: pid [0-9]+ fd 7: $TF is open for reading, which the workload user could not do" \
-	"... naming the descriptor"
+# (CRIU 3.17 refuses to open it itself: its first error, which migctl
+# shows, is "File tmp/ckpt-tree.data has bad mode 0100600 (expect
+# 0100644)", then "Unable to open fd=7"; had it opened it, migrd's file
+# check would refuse: "fd 7: FILE is open for reading, which the
+# workload user could not do", test_filecheck)
+like "$MOUT" "File /?${TF#/} has bad mode|Unable to open fd=7|not fit to run here: pid [0-9]+ fd 7: $TF is open for reading, which the workload user could not do" \
+	"... naming the file"
 is "$(tree_where)" host1 "$TREE still runs on host1 only"
 gx host2 "chmod 644 $TF"
 for hop in "host1 host2" "host2 host1"; do
