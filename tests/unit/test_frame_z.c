@@ -54,6 +54,22 @@ idle_record(unsigned i)
 	    "type", "socket", "v", 2);
 }
 
+/* in and out serialise to the same text; both are released */
+static void
+same_json(json_t *in, json_t *out)
+{
+	char *t1 = json_dumps(in, JSON_COMPACT), *t2 = json_dumps(out,
+	    JSON_COMPACT);
+
+	assert_non_null(t1);
+	assert_non_null(t2);
+	assert_string_equal(t1, t2);
+	free(t1);
+	free(t2);
+	json_decref(in);
+	json_decref(out);
+}
+
 static void
 test_records_roundtrip(void **state)
 {
@@ -61,7 +77,7 @@ test_records_roundtrip(void **state)
 	struct evbuffer *b = evbuffer_new();
 	struct frame_hdr h;
 	json_t *in, *out;
-	char *t1, *t2;
+	char *t1;
 	uint64_t json = 0;
 	unsigned i;
 
@@ -81,12 +97,8 @@ test_records_roundtrip(void **state)
 		assert_int_equal(evbuffer_get_length(b), 0);
 		assert_int_equal(h.type, MSG_MIG_RECORD);
 		assert_int_equal(h.len, strlen(t1));
-		t2 = json_dumps(out, JSON_COMPACT);
-		assert_string_equal(t1, t2);
 		free(t1);
-		free(t2);
-		json_decref(in);
-		json_decref(out);
+		same_json(in, out);
 	}
 	assert_int_equal(frame_z_stats(tx)->json_out, json);
 	assert_int_equal(frame_z_stats(rx)->json_in, json);
@@ -135,20 +147,13 @@ through(struct frame_z *tx, struct frame_z *rx, struct evbuffer *b,
 	uint64_t w0 = frame_z_stats(tx)->wire_out;
 	struct frame_hdr h;
 	json_t *out;
-	char *t1, *t2;
 
 	assert_int_equal(frame_push_z(b, tx, MSG_MIG_IMAGE, in,
 	    MIGR_FRAME_MAX), 0);
 	assert_int_equal(frame_pull_z(b, rx, MIGR_FRAME_MAX, &h, &out),
 	    FRAME_OK);
 	assert_int_equal(evbuffer_get_length(b), 0);
-	t1 = json_dumps(in, JSON_COMPACT);
-	t2 = json_dumps(out, JSON_COMPACT);
-	assert_string_equal(t1, t2);
-	free(t1);
-	free(t2);
-	json_decref(in);
-	json_decref(out);
+	same_json(in, out);
 	return frame_z_stats(tx)->wire_out - w0;
 }
 
