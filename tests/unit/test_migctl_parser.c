@@ -841,7 +841,7 @@ test_report(void **state)
 	    "  sockets            21  (1 listening, 18 established, "
 	    "1 half-closed, 1 udp; 0 taken from accept queues)\n"
 	    "  queued          12345  bytes\n"
-	    "  streamed         6789  bytes on the channel, 67890 of JSON\n"
+	    "  streamed         6789  bytes on the channel, 67890 before compression\n"
 	    "  phase              ms\n"
 	    "  pre-copy         10.1\n"
 	    "  freeze            3.2\n"
