@@ -271,7 +271,10 @@ timed_state host1
 is "$ST" live "while its sockets leave repair, host1 answers migctl status (in $MS ms)"
 check "at once (going live does not hold host1's loop)" test "$MS" -lt 1500
 timed_state host2
-is "$ST" committing "host2 waits, committing, not in doubt"
+# (on a slow host the move may be over by the time host2 is asked: no
+# migration left, "" then; what matters is that it is never in doubt,
+# and the checks below show how it ended)
+like "$ST" "^(committing)?$" "host2 waits, committing, not in doubt (or it is over: '$ST')"
 check "migctl migrate ends" bg_wait host2 30
 BG=$(bg_out host2)
 diag "$BG"
