@@ -252,11 +252,19 @@ int
 frame_pack(uint16_t type, const json_t *payload, size_t max, uint8_t **out,
     size_t *outlen)
 {
+	return frame_pack_tail(type, payload, NULL, 0, max, out, outlen);
+}
+
+int
+frame_pack_tail(uint16_t type, const json_t *payload, const void *tail,
+    size_t taillen, size_t max, uint8_t **out, size_t *outlen)
+{
 	char *s;
 	size_t n;
 	uint8_t *buf;
 
-	if (frame_serialise(type, payload, max, &s, &n) == -1)
+	if (frame_serialise_tail(type, payload, tail, taillen, max, &s,
+	    &n) == -1)
 		return -1;
 	if ((buf = malloc(MIGR_FRAME_HDR_LEN + n)) == NULL) {
 		log_warn("%s: malloc", __func__);

@@ -59,9 +59,13 @@ int	frame_serialise(uint16_t type, const json_t *payload, size_t max,
 int	frame_serialise_tail(uint16_t type, const json_t *payload,
 	    const void *tail, size_t taillen, size_t max, char **out,
 	    size_t *outlen);
-/* Serialise payload (NULL = {}) into a malloc'ed frame. */
+/* Serialise payload (NULL = {}) into a malloc'ed frame; with a tail,
+ * as frame_serialise_tail(). */
 int	frame_pack(uint16_t type, const json_t *payload, size_t max,
 	    uint8_t **out, size_t *outlen);
+int	frame_pack_tail(uint16_t type, const json_t *payload,
+	    const void *tail, size_t taillen, size_t max, uint8_t **out,
+	    size_t *outlen);
 
 /* libevent side.  frame_pull consumes a frame only on FRAME_OK (and a
  * bad frame's payload bytes are never read).  frame_peek, which it and

@@ -5,7 +5,6 @@
  * the blocking fd side (migctl) does not link libevent.
  */
 #include <stdlib.h>
-#include <string.h>
 
 #include <event2/buffer.h>
 
@@ -65,24 +64,13 @@ frame_push_tail(struct evbuffer *out, uint16_t type, const json_t *payload,
     const void *tail, size_t taillen, size_t max)
 {
 	uint8_t *buf;
-	char *s;
-	size_t n;
+	size_t len;
 	int rc;
 
-	if (frame_serialise_tail(type, payload, tail, taillen, max, &s,
-	    &n) == -1)
+	if (frame_pack_tail(type, payload, tail, taillen, max, &buf,
+	    &len) == -1)
 		return -1;
-	/* header and payload in one piece: a header alone would wreck the
-	 * stream */
-	if ((buf = malloc(MIGR_FRAME_HDR_LEN + n)) == NULL) {
-		log_warn("%s: malloc", __func__);
-		free(s);
-		return -1;
-	}
-	frame_hdr_pack(buf, type, (uint32_t)n);
-	memcpy(buf + MIGR_FRAME_HDR_LEN, s, n);
-	free(s);
-	rc = evbuffer_add(out, buf, MIGR_FRAME_HDR_LEN + n);
+	rc = evbuffer_add(out, buf, len);
 	free(buf);
 	if (rc == -1)
 		log_warnx("%s: evbuffer_add failed", __func__);

@@ -320,29 +320,32 @@ send_hello(struct session *s)
 	    "capabilities", caps));
 }
 
-/*
- * After both hellos: compress from the next message on, each way, when
- * both announced deflate.  The dialer sends nothing between its hello
- * and the answer, and the listener answers before it compresses, so
- * each side knows where the other's stream begins.
- */
+/* Does the hello announce the capability cap? */
 static int
-sess_compress(struct session *s, json_t *hello)
+hello_has(json_t *hello, const char *cap)
 {
 	json_t *caps = json_object_get(hello, "capabilities"), *c;
 	size_t i;
 
 	json_array_foreach(caps, i, c)
-		if (json_is_string(c) &&
-		    strcmp(json_string_value(c), "raw-images") == 0)
-			s->raw_images = 1;
-	if (migrd.conf.compress != CONF_COMPRESS_DEFLATE)
-		return 0;
-	json_array_foreach(caps, i, c)
-		if (json_is_string(c) &&
-		    strcmp(json_string_value(c), "deflate") == 0)
-			break;
-	if (i == json_array_size(caps))
+		if (json_is_string(c) && strcmp(json_string_value(c), cap) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * After both hellos: what the peer takes (binary tails on images), and
+ * compression from the next message on, each way, when both announced
+ * deflate.  The dialer sends nothing between its hello
+ * and the answer, and the listener answers before it compresses, so
+ * each side knows where the other's stream begins.
+ */
+static int
+sess_caps(struct session *s, json_t *hello)
+{
+	s->raw_images = hello_has(hello, "raw-images");
+	if (migrd.conf.compress != CONF_COMPRESS_DEFLATE ||
+	    !hello_has(hello, "deflate"))
 		return 0;
 	if ((s->z = frame_z_new(CHANNEL_DEFLATE_LEVEL)) == NULL) {
 		sess_close(s, "cannot set up compression");
@@ -453,7 +456,7 @@ handle_hello(struct session *s, json_t *j)
 			    s->peer->pc->name, host);
 			return;
 		}
-		if (sess_compress(s, j) == -1)
+		if (sess_caps(s, j) == -1)
 			return;
 		sess_up(s);
 		return;
@@ -469,7 +472,7 @@ handle_hello(struct session *s, json_t *j)
 	s->peer = p;
 	p->sess = s;
 	send_hello(s);
-	if (sess_compress(s, j) == -1)
+	if (sess_caps(s, j) == -1)
 		return;
 	sess_up(s);
 }

@@ -341,6 +341,7 @@ ckpt_send_images(struct mig *m, const char *dir, int pass, char *why,
     size_t len)
 {
 	uint8_t *buf;
+	json_t *hdr;
 	uint64_t json0;
 	size_t before, want;
 	ssize_t n;
@@ -371,23 +372,25 @@ ckpt_send_images(struct mig *m, const char *dir, int pass, char *why,
 		}
 		before = peer_output_len(m->peer);
 		json0 = peer_tx_json(m->peer);
-		if (peer_raw_images(m->peer)) {
+		hdr = json_pack("{s:s,s:I,s:o*}", "name", f->name, "off",
+		    (json_int_t)m->ck_off, "pass", pass > 0 ?
+		    json_integer(pass) : NULL);
+		b64 = NULL;
+		if (hdr == NULL || (!peer_raw_images(m->peer) &&
+		    (b64 = sk_b64_encode(buf, (size_t)n)) == NULL)) {
+			json_decref(hdr);
+			snprintf(why, len, "out of memory");
+			free(buf);
+			return -1;
+		}
+		if (b64 == NULL)
 			/* the piece as it is, after the JSON (frame.h) */
-			rc = mig_send_tail(m, MSG_MIG_IMAGE, json_pack(
-			    "{s:s,s:I,s:o*}", "name", f->name, "off",
-			    (json_int_t)m->ck_off, "pass", pass > 0 ?
-			    json_integer(pass) : NULL), buf, (size_t)n);
-		} else {
-			if ((b64 = sk_b64_encode(buf, (size_t)n)) == NULL) {
-				snprintf(why, len, "out of memory");
-				free(buf);
-				return -1;
-			}
-			rc = mig_send(m, MSG_MIG_IMAGE, json_pack(
-			    "{s:s,s:I,s:s,s:o*}", "name", f->name, "off",
-			    (json_int_t)m->ck_off, "data", b64, "pass",
-			    pass > 0 ? json_integer(pass) : NULL));
+			rc = mig_send_tail(m, MSG_MIG_IMAGE, hdr, buf,
+			    (size_t)n);
+		else {
+			json_object_set_new(hdr, "data", json_string(b64));
 			free(b64);
+			rc = mig_send(m, MSG_MIG_IMAGE, hdr);
 		}
 		if (rc < 0) {
 			snprintf(why, len, "channel to %s lost", m->peer);
