@@ -5,7 +5,7 @@
 # kernel it documents.  Each kselftest case becomes one TAP line here.
 . "$(dirname "$0")/../lib.sh"
 
-kdir=$("$top/kernel/build.sh" --path)
+kdir=${MIGR_KERNEL:-$("$top/kernel/build.sh" --path)}
 ksrc=$kdir/src
 sdir=$ksrc/tools/testing/selftests/net
 out=$B/kselftest/net
