@@ -83,6 +83,7 @@ enum sk_end {
 #define SK_F_REMOTE	0x04	/* remote address is valid */
 #define SK_F_PARENT	0x08	/* parent_id names the listener */
 #define SK_F_NONBLOCK	0x10	/* the owner's file has O_NONBLOCK */
+#define SK_F_PATH	0x20	/* tcp.path is valid (TCP_REPAIR_PATH) */
 
 /*
  * One socket option with a value other than the kernel's default.  id
@@ -124,6 +125,25 @@ struct sk_tcp_window {
 	uint32_t	 rcv_wup;
 };
 
+/*
+ * What a connection learnt about its path: TCP_REPAIR_PATH of migr's
+ * kernel series (kernel/patches/0002-0004), field for field.  A kernel
+ * without it has none: the restored socket then starts with no RTT
+ * sample (an RTO of 3 s) and in slow start.
+ */
+struct sk_tcp_path {
+	uint32_t	 srtt_us;	/* smoothed RTT; 0: no sample */
+	uint32_t	 mdev_us;	/* its mean deviation */
+	uint32_t	 rttvar_us;	/* RTO = srtt + rttvar */
+	uint32_t	 cwnd;		/* congestion window, segments */
+	uint32_t	 ssthresh;	/* slow start threshold, segments */
+	uint32_t	 mss;		/* MSS in use */
+	uint32_t	 ts_recent;	/* the peer's last TSval (PAWS) */
+	uint32_t	 ts_age;	/* seconds since it came */
+	uint32_t	 ecn;		/* ECN state: 1 ok, 2 CWR due, 4 ECE
+					   due, 8 CE seen */
+};
+
 struct sk_tcp {
 	/*
 	 * Sequence numbers of the first byte of each queue.  A FIN is not
@@ -147,6 +167,7 @@ struct sk_tcp {
 	bool		 tstamp;	/* timestamps negotiated */
 	uint32_t	 ts_val;	/* TCP_TIMESTAMP at dump (SK_F_TSVAL) */
 	struct sk_tcp_window win;	/* SK_F_WINDOW */
+	struct sk_tcp_path path;	/* SK_F_PATH */
 	uint32_t	 window_clamp;	/* TCP_WINDOW_CLAMP of a connection */
 	uint32_t	 backlog;	/* LISTEN: listen() backlog */
 	enum sk_end	 end;		/* SK_ST_ENDED */
@@ -310,5 +331,15 @@ int		 sk_detach(struct sk_handle *);
 void		 sk_abort(struct sk_handle *);
 
 int		 sk_handle_fd(const struct sk_handle *);
+
+/*
+ * TCP_REPAIR_PATH (sk_path.c): does this kernel have it (probed once,
+ * needs CAP_NET_ADMIN)?  sk_path_counts() says how many restores set a
+ * record's path, and how many could not (the kernel lacks the option or
+ * refused the values: the connection moves all the same, only without
+ * what it knew of its path).
+ */
+bool		 sk_path_supported(void);
+void		 sk_path_counts(uint64_t *set, uint64_t *failed);
 
 #endif

@@ -68,6 +68,10 @@ int	sk_udp_check(int fd, char *why, size_t whylen);
 int	sk_udp_save(struct sk_handle *, struct sk_state *);
 int	sk_udp_restore(struct sk_handle *, const struct sk_state *);
 
+/* sk_path.c: TCP_REPAIR_PATH (1 saved, 0 none, -1; 0 set, 1 not) */
+int	sk_path_save(int fd, struct sk_tcp_path *);
+int	sk_path_restore(int fd, const struct sk_tcp_path *);
+
 /* sk_inject.c: a segment from the peer, or a datagram from its sender */
 #define SK_INJ_ACK	0x1
 #define SK_INJ_FIN	0x2

@@ -287,6 +287,13 @@ sk_tcp_save_conn(struct sk_handle *h, struct sk_state *st)
 		sk_log_errno("%s: TCP_REPAIR_WINDOW", __func__);
 		return -1;
 	}
+	switch (sk_path_save(fd, &t->path)) {
+	case -1:
+		return -1;
+	case 1:
+		st->flags |= SK_F_PATH;
+		break;
+	}
 	sk_setint(fd, IPPROTO_TCP, TCP_REPAIR_QUEUE, TCP_NO_QUEUE);
 	return 0;
 }

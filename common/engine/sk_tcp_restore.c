@@ -12,7 +12,9 @@
  *     until traffic grows its MSS), then bind, connect: straight to
  *     ESTABLISHED, no SYN on the wire; TCP_MAXSEG back to unset;
  *  4. TCP_REPAIR_OPTIONS (only while ESTABLISHED and nothing sent),
- *     TCP_TIMESTAMP (else the peer's PAWS drops every segment);
+ *     TCP_TIMESTAMP (else the peer's PAWS drops every segment), and
+ *     TCP_REPAIR_PATH where the kernel has it (sk_path.c): RTT, window,
+ *     MSS, ts_recent, ECN, so that nothing waits for a 3 s RTO;
  *  5. receive queue, then the sent-not-acked part of the send queue,
  *     both with non-blocking send() in repair mode (the latter counts as
  *     in flight); the buffers hold them, so nothing waits;
@@ -390,6 +392,9 @@ sk_tcp_restore_conn(struct sk_handle *h, const struct sk_state *st)
 		sk_log_errno("%s: TCP_TIMESTAMP", __func__);
 		return -1;
 	}
+	/* before the queues: the in-flight bytes arm the restored RTO */
+	if (st->flags & SK_F_PATH)
+		sk_path_restore(fd, &t->path);
 
 	inflight = t->sndq_len - t->sndq_unsent;
 	if (sk_st_fin_sent(st->state))

@@ -166,6 +166,18 @@ enc_tcp(const struct sk_state *st, uint32_t inline_max)
 	    "rcv_wnd", (json_int_t)t->win.rcv_wnd,
 	    "rcv_wup", (json_int_t)t->win.rcv_wup)) < 0)
 		goto out_free;
+	if ((st->flags & SK_F_PATH) && json_object_set_new(j, "path",
+	    json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+	    "srtt_us", (json_int_t)t->path.srtt_us,
+	    "mdev_us", (json_int_t)t->path.mdev_us,
+	    "rttvar_us", (json_int_t)t->path.rttvar_us,
+	    "cwnd", (json_int_t)t->path.cwnd,
+	    "ssthresh", (json_int_t)t->path.ssthresh,
+	    "mss", (json_int_t)t->path.mss,
+	    "ts_recent", (json_int_t)t->path.ts_recent,
+	    "ts_age", (json_int_t)t->path.ts_age,
+	    "ecn", (json_int_t)t->path.ecn)) < 0)
+		goto out_free;
 	return j;
 
 out_free:
@@ -405,13 +417,54 @@ sk_jwindow(struct sk_jctx *c, const json_t *j, struct sk_state *st)
 	return 0;
 }
 
+/*
+ * What the connection knew of its path (TCP_REPAIR_PATH).  The ranges
+ * are the kernel's (net/ipv4/tcp.c of the series), checked here so a
+ * record out of them is refused by name rather than by the kernel.
+ */
+static int
+sk_jtcp_path(struct sk_jctx *c, const json_t *j, struct sk_state *st)
+{
+	static const char *const k_path[] = { "srtt_us", "mdev_us",
+	    "rttvar_us", "cwnd", "ssthresh", "mss", "ts_recent", "ts_age",
+	    "ecn", NULL };
+	/* TCP_RTO_MAX, 120 s */
+	const int64_t rtt_max = 120000000;
+	struct sk_tcp_path *p = &st->tcp.path;
+	const json_t *o;
+	int rc;
+
+	if ((rc = sk_jobj(c, j, "tcp", "path", false, &o)) != 0)
+		return rc < 0 ? -1 : 0;
+	if (sk_jkeys(c, o, "tcp.path", k_path) < 0)
+		return -1;
+	JI(o, "tcp.path", "srtt_us", true, 0, rtt_max, p->srtt_us);
+	JI(o, "tcp.path", "mdev_us", true, 0, rtt_max, p->mdev_us);
+	JI(o, "tcp.path", "rttvar_us", true, 0, rtt_max, p->rttvar_us);
+	JI(o, "tcp.path", "cwnd", true, 1, UINT32_MAX, p->cwnd);
+	/* 2 up to TCP_INFINITE_SSTHRESH */
+	JI(o, "tcp.path", "ssthresh", true, 2, INT32_MAX, p->ssthresh);
+	JI(o, "tcp.path", "mss", true, 0, 65535, p->mss);
+	JI(o, "tcp.path", "ts_recent", true, 0, UINT32_MAX, p->ts_recent);
+	/* PAWS looks back 24 days at most */
+	JI(o, "tcp.path", "ts_age", true, 0, 24 * 24 * 3600 - 1, p->ts_age);
+	JI(o, "tcp.path", "ecn", true, 0, 15, p->ecn);
+	if (p->ecn != 0 && !(p->ecn & 1)) {
+		sk_jerr(c, "tcp.path", "ecn", "%u without ECN negotiated",
+		    p->ecn);
+		return -1;
+	}
+	st->flags |= SK_F_PATH;
+	return 0;
+}
+
 static int
 sk_jtcp_conn(struct sk_jctx *c, const json_t *j, struct sk_state *st,
     struct sk_record *rec)
 {
 	static const char *const k_conn[] = { "snd_seq", "rcv_seq", "mss",
 	    "wscale", "snd_wscale", "rcv_wscale", "sack", "tstamp", "ts_val",
-	    "window", "window_clamp", "sndq", "rcvq", NULL };
+	    "window", "window_clamp", "path", "sndq", "rcvq", NULL };
 	struct sk_tcp *t = &st->tcp;
 	int rc;
 
@@ -441,7 +494,7 @@ sk_jtcp_conn(struct sk_jctx *c, const json_t *j, struct sk_state *st,
 		st->flags |= SK_F_TSVAL;
 	}
 	JI(j, "tcp", "window_clamp", false, 0, INT_MAX, t->window_clamp);
-	if (sk_jwindow(c, j, st) < 0)
+	if (sk_jwindow(c, j, st) < 0 || sk_jtcp_path(c, j, st) < 0)
 		return -1;
 	if (sk_jqueue(c, j, "sndq", &t->sndq_len, &t->sndq_unsent,
 	    &t->sndq, &rec->pending[SK_PART_SNDQ]) < 0)

@@ -471,6 +471,7 @@ assert_state_equal(const struct sk_state *a, const struct sk_state *b)
 	assert_int_equal(a->tcp.tstamp, b->tcp.tstamp);
 	assert_int_equal(a->tcp.ts_val, b->tcp.ts_val);
 	assert_memory_equal(&a->tcp.win, &b->tcp.win, sizeof(a->tcp.win));
+	assert_memory_equal(&a->tcp.path, &b->tcp.path, sizeof(a->tcp.path));
 	assert_int_equal(a->tcp.window_clamp, b->tcp.window_clamp);
 	assert_int_equal(a->tcp.backlog, b->tcp.backlog);
 	assert_int_equal(a->tcp.end, b->tcp.end);
@@ -855,6 +856,22 @@ test_round_trip_parent_and_optional(void **unused)
 	s->bufs.snd = s->bufs.rcv = INT_MAX;
 	s->bufs.lock = 3;
 	check_round_trip(s, NULL);
+	/* what the connection knew of its path, each field at its top */
+	s->flags |= SK_F_PATH;
+	s->tcp.path.srtt_us = s->tcp.path.mdev_us = s->tcp.path.rttvar_us =
+	    120000000;
+	s->tcp.path.cwnd = UINT32_MAX;
+	s->tcp.path.ssthresh = INT32_MAX;
+	s->tcp.path.mss = 65535;
+	s->tcp.path.ts_recent = UINT32_MAX;
+	s->tcp.path.ts_age = 24 * 24 * 3600 - 1;
+	s->tcp.path.ecn = 15;
+	check_round_trip(s, NULL);
+	/* and at its bottom: no RTT sample, the MSS left to the path */
+	memset(&s->tcp.path, 0, sizeof(s->tcp.path));
+	s->tcp.path.cwnd = 1;
+	s->tcp.path.ssthresh = 2;
+	check_round_trip(s, NULL);
 	sk_state_free(s);
 
 	/* an ENDED connection that was waiting in a listener */
@@ -1038,6 +1055,10 @@ struct bad_case {
 #define BADX(b, p, v, e, ...) \
 	{ .base = b, .path = p, .value = v, .expect = e, __VA_ARGS__ }
 #define BIG_B64	"\"AAAAAAAAAAAAAAAAAAAA\""
+/* a tcp.path without srtt_us, valid otherwise */
+#define PATH_REST	"\"mdev_us\":1,\"rttvar_us\":1,\"cwnd\":10," \
+	"\"ssthresh\":2147483647,\"mss\":1448,\"ts_recent\":5," \
+	"\"ts_age\":0,\"ecn\":1"
 
 static const struct bad_case bad_cases[] = {
 	/* every record */
@@ -1257,6 +1278,33 @@ static const struct bad_case bad_cases[] = {
 	BAD(B_EST4, "tcp.window.rcv_wup", NULL, "tcp.window.rcv_wup: missing"),
 	BAD(B_EST4, "tcp.window.scale", "1", "tcp.window.scale: unknown field"),
 	BAD(B_EST4, "tcp.window", "7", "tcp.window: not an object"),
+	/* tcp: the path (TCP_REPAIR_PATH), within the kernel's ranges */
+	BAD(B_EST4, "tcp.path", "7", "tcp.path: not an object"),
+	BAD(B_EST4, "tcp.path", "{" PATH_REST ",\"srtt_us\":1,\"x\":1}",
+	  "tcp.path.x: unknown field"),
+	BAD(B_EST4, "tcp.path", "{" PATH_REST "}", "tcp.path.srtt_us: missing"),
+	BAD(B_EST4, "tcp.path", "{" PATH_REST ",\"srtt_us\":120000001}",
+	  "tcp.path.srtt_us: 120000001 out of range 0..120000000"),
+	BAD(B_EST4, "tcp.path", "{\"srtt_us\":1,\"mdev_us\":1,"
+	  "\"rttvar_us\":1,\"cwnd\":0,\"ssthresh\":2,\"mss\":0,"
+	  "\"ts_recent\":0,\"ts_age\":0,\"ecn\":0}",
+	  "tcp.path.cwnd: 0 out of range 1..4294967295"),
+	BAD(B_EST4, "tcp.path", "{\"srtt_us\":1,\"mdev_us\":1,"
+	  "\"rttvar_us\":1,\"cwnd\":1,\"ssthresh\":1,\"mss\":0,"
+	  "\"ts_recent\":0,\"ts_age\":0,\"ecn\":0}",
+	  "tcp.path.ssthresh: 1 out of range 2..2147483647"),
+	BAD(B_EST4, "tcp.path", "{\"srtt_us\":1,\"mdev_us\":1,"
+	  "\"rttvar_us\":1,\"cwnd\":1,\"ssthresh\":2,\"mss\":0,"
+	  "\"ts_recent\":0,\"ts_age\":2073600,\"ecn\":0}",
+	  "tcp.path.ts_age: 2073600 out of range 0..2073599"),
+	BAD(B_EST4, "tcp.path", "{\"srtt_us\":1,\"mdev_us\":1,"
+	  "\"rttvar_us\":1,\"cwnd\":1,\"ssthresh\":2,\"mss\":0,"
+	  "\"ts_recent\":0,\"ts_age\":0,\"ecn\":16}",
+	  "tcp.path.ecn: 16 out of range 0..15"),
+	BAD(B_EST4, "tcp.path", "{\"srtt_us\":1,\"mdev_us\":1,"
+	  "\"rttvar_us\":1,\"cwnd\":1,\"ssthresh\":2,\"mss\":0,"
+	  "\"ts_recent\":0,\"ts_age\":0,\"ecn\":2}",
+	  "tcp.path.ecn: 2 without ECN negotiated"),
 	/* tcp: queues, and base64 that lies about its length */
 	BAD(B_EST4, "tcp.sndq.len", "1001",
 	  "tcp.sndq.data: decodes to 1000 bytes, len is 1001"),
@@ -2583,6 +2631,18 @@ random_state(void)
 		t->ts_val = prng();
 	}
 	t->window_clamp = prng() & 1 ? prng() >> 1 : 0;
+	if (prng() & 1) {
+		s->flags |= SK_F_PATH;
+		t->path.srtt_us = prng() % 120000001;
+		t->path.mdev_us = prng() % 120000001;
+		t->path.rttvar_us = prng() % 120000001;
+		t->path.cwnd = 1 + prng() % UINT32_MAX;
+		t->path.ssthresh = 2 + prng() % (INT32_MAX - 1);
+		t->path.mss = prng() % 65536;
+		t->path.ts_recent = prng();
+		t->path.ts_age = prng() % (24 * 24 * 3600);
+		t->path.ecn = prng() & 1 ? 1 | (prng() % 16) : 0;
+	}
 	if (prng() & 1) {
 		s->flags |= SK_F_WINDOW;
 		t->win.snd_wl1 = prng();
