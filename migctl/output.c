@@ -343,6 +343,14 @@ report_sockets(FILE *fp, json_t *r)
 		    n_of(sk, "udp", n[4], sizeof(n[4])),
 		    n_of(sk, "accepted", n[5], sizeof(n[5])));
 	fputc('\n', fp);
+	if (json_is_integer(json_object_get(sk, "with_path")))
+		fprintf(fp, "  %-10s %10s  connections kept their RTT, "
+		    "congestion window and MSS%s\n", "path",
+		    n_of(sk, "with_path", n[0], sizeof(n[0])),
+		    json_integer_value(json_object_get(sk, "with_path")) == 0 &&
+		    json_integer_value(json_object_get(sk,
+		    "tcp_established")) > 0 ? " (TCP_REPAIR_PATH is not on "
+		    "both hosts)" : "");
 	if (json_integer_value(json_object_get(sk, "reset")) > 0)
 		fprintf(fp, "  %-10s %10s  connections reset at go-live (they "
 		    "could not resume; see the destination's log)\n", "reset",

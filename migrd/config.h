@@ -43,6 +43,7 @@ struct migrd_conf {
 	uint32_t	heartbeat_ms;
 	uint32_t	dead_ms;
 	uint32_t	compress;		/* CONF_COMPRESS_* */
+	uint32_t	repair_path;		/* 0 no, 1 yes */
 	uint32_t	max_control_clients;
 	uint32_t	migrate_timeout;	/* seconds per phase */
 	uint32_t	commit_ms;		/* COMMIT unanswered: resend */

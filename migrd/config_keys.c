@@ -17,6 +17,7 @@
 
 static const char *const lock_modes[] = { "drop", "replay", NULL };
 static const char *const compress_modes[] = { "none", "deflate", NULL };
+static const char *const no_yes[] = { "no", "yes", NULL };
 
 static int
 valid_addr(const char *s)
@@ -321,6 +322,10 @@ const struct conf_key conf_keys[] = {
 	{ "compress", &conf_enum, AT(compress), .choices = compress_modes,
 	  .defu = CONF_COMPRESS_DEFLATE,
 	  .descr = "compression of the peer channel: none or deflate" },
+	{ "repair-path", &conf_enum, AT(repair_path), .choices = no_yes,
+	  .defu = 1,
+	  .descr = "carry each connection's RTT, window and MSS where "
+	  "both kernels can: yes or no" },
 	{ "migrate-timeout", &conf_uint, AT(migrate_timeout),
 	  .min = 1, .max = 3600, .unit = CU_SECONDS, .defu = 30,
 	  .descr = "longest wait of each phase of a migration" },

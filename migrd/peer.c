@@ -25,6 +25,7 @@
 #include "migrd-protocol.h"
 #include "migrd.h"
 #include "peer.h"
+#include "sk_engine.h"
 #include "tls.h"
 
 /* deflate level of the channel (compress deflate): 1, the fastest, takes
@@ -57,6 +58,8 @@ struct session {
 	struct frame_z		*z;	/* both announced deflate */
 	int			 raw_images;	/* the peer takes binary
 						   tails (frame.h) */
+	int			 repair_path;	/* and records with the
+						   connections' paths */
 	uint64_t		 tx_json;	/* JSON bytes sent */
 };
 
@@ -314,6 +317,9 @@ send_hello(struct session *s)
 
 	if (caps != NULL && migrd.conf.compress == CONF_COMPRESS_DEFLATE)
 		json_array_append_new(caps, json_string("deflate"));
+	/* repair-path: this host restores TCP_REPAIR_PATH (sk_path.c) */
+	if (caps != NULL && migrd.conf.repair_path && sk_path_supported())
+		json_array_append_new(caps, json_string("repair-path"));
 	sess_send(s, MSG_HELLO, json_pack("{s:i,s:s,s:s,s:o}",
 	    "version", MIGR_PROTO_VERSION, "host", migrd.conf.hostname,
 	    "peer", s->peer ? s->peer->pc->name : "",
@@ -344,6 +350,7 @@ static int
 sess_caps(struct session *s, json_t *hello)
 {
 	s->raw_images = hello_has(hello, "raw-images");
+	s->repair_path = hello_has(hello, "repair-path");
 	if (migrd.conf.compress != CONF_COMPRESS_DEFLATE ||
 	    !hello_has(hello, "deflate"))
 		return 0;
@@ -1019,6 +1026,15 @@ peer_raw_images(const char *name)
 	    p->sess->raw_images;
 }
 
+int
+peer_repair_path(const char *name)
+{
+	struct peer *p = find_peer(name);
+
+	return migrd.conf.repair_path && p != NULL && p->sess != NULL &&
+	    p->sess->state == S_UP && p->sess->repair_path;
+}
+
 size_t
 peer_output_len(const char *name)
 {
@@ -1107,6 +1123,11 @@ peer_list_json(void)
 			    json_integer((json_int_t)s->hb_rx));
 			json_object_set_new(o, "compress", s->z == NULL ?
 			    json_string("none") : compress_json(s->z));
+			/* connections' paths move to it (and here, when it
+			 * is the source) */
+			json_object_set_new(o, "repair_path",
+			    json_boolean(s->repair_path &&
+			    migrd.conf.repair_path));
 			json_object_set_new(o, "last_rx_ms_ago",
 			    json_integer((json_int_t)((uint64_t)mono_ms() -
 			    s->last_rx_ms)));

@@ -480,6 +480,8 @@ mig_count_kind(struct mig_kinds *k, const json_t *rec)
 	const char *st = json_string_value(json_object_get(rec, "state"));
 
 	k->total++;
+	if (json_object_get(json_object_get(rec, "tcp"), "path") != NULL)
+		k->path++;
 	if (proto != NULL && strcmp(proto, "udp") == 0)
 		k->udp++;
 	else if (st == NULL)
@@ -513,14 +515,15 @@ report_json(const struct mig *m, const char *outcome)
 			json_object_set_new(ms, names[i],
 			    json_real(mig_ms1(m->ms[i])));
 	r = json_pack("{s:s,s:s,s:s,s:s,s:s,s:{s:i,s:i,s:i,s:i,s:i,s:i,s:i,"
-	    "s:i},s:{s:I,s:I,s:I},s:o}",
+	    "s:i,s:i},s:{s:I,s:I,s:I},s:o}",
 	    "ns", m->ns, "from", migrd.conf.hostname, "to", m->peer,
 	    "mig", m->id, "outcome", outcome,
 	    "sockets", "total", m->kinds.total, "tcp_listen", m->kinds.listen,
 	    "tcp_established", m->kinds.established,
 	    "tcp_closing", m->kinds.closing, "udp", m->kinds.udp,
 	    "other", m->kinds.other, "accepted", m->kinds.accepted,
-	    "reset", m->kinds.reset, "bytes", "queued", (json_int_t)m->queued,
+	    "reset", m->kinds.reset, "with_path", m->kinds.path,
+	    "bytes", "queued", (json_int_t)m->queued,
 	    "streamed", (json_int_t)m->streamed, "encoded",
 	    (json_int_t)m->encoded, "ms", ms);
 	if (r != NULL && m->reason[0] != '\0')

@@ -77,6 +77,8 @@ struct mig_kinds {
 	unsigned	total, listen, established, closing, udp, other;
 	unsigned	accepted;
 	unsigned	reset;		/* at go-live, could not resume */
+	unsigned	path;		/* connections with their path
+					   (TCP_REPAIR_PATH) */
 };
 
 struct mig {

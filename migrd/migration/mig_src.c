@@ -509,7 +509,9 @@ freeze_now(struct mig *m)
 	m->t_freeze = mono_ms();
 	m->was_frozen = 1;
 	if (migsrc_freeze_start(&m->src, m->ns, m->cgroup,
-	    m->ck ? MIGSRC_CKPT : 0, err, sizeof(err)) < 0) {
+	    (m->ck ? MIGSRC_CKPT : 0) |
+	    (peer_repair_path(m->peer) ? 0 : MIGSRC_NO_PATH),
+	    err, sizeof(err)) < 0) {
 		mig_fail(m, "cannot freeze %s: %.200s", m->ns, err);
 		return;
 	}

@@ -303,6 +303,8 @@ emit_socket(struct migsrc *s, struct migsrc_item *it, uint64_t parent,
 	if (listener != NULL)
 		*listener = st->proto == SK_PROTO_TCP && st->state == SK_ST_LISTEN;
 	st->id = it->id;
+	if (s->flags & MIGSRC_NO_PATH)
+		st->flags &= ~SK_F_PATH;
 	if (parent) {
 		st->parent_id = parent;
 		st->flags |= SK_F_PARENT;

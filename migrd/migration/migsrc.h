@@ -95,6 +95,9 @@ typedef int (*migsrc_emit_fn)(json_t *rec, struct sk_state *st, void *arg);
  * the tree; it refuses the rest), and UDP is refused.
  */
 #define MIGSRC_CKPT	0x1
+/* MIGSRC_NO_PATH: records leave out what connections knew of their path
+ * (TCP_REPAIR_PATH): the peer did not announce "repair-path". */
+#define MIGSRC_NO_PATH	0x2
 
 /* Every reason the namespace cannot move, in why ("pid 7 fd 4: tcp:
  * urgent data pending cannot be moved; multicast groups ...") and, when
