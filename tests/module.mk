@@ -86,6 +86,18 @@ bench-ckpt: deps
 	@vmlab/lab status >/dev/null 2>&1 || LAB_MEM=3072 BUILD=build/release vmlab/lab up >/dev/null
 	@BUILD=build/release tests/bench/ckpt-mem.sh $(BENCH_ARGS)
 
+# 'make bench-after-move': a bulk transfer over a delayed path moved
+# mid-transfer, with and without the connections' paths (TCP_REPAIR_PATH,
+# issue 15): throughput after the move against before, and the RTO the
+# moved connections start with (tests/bench/after-move.sh; BENCH_ARGS:
+# the round trip times in ms), with the release build, in the lab
+.PHONY: bench-after-move
+bench-after-move: deps
+	@$(MAKE) --no-print-directory SAN=0 all tests
+	@kernel/build.sh >/dev/null
+	@vmlab/lab status >/dev/null 2>&1 || BUILD=build/release vmlab/lab up >/dev/null
+	@BUILD=build/release tests/bench/after-move.sh $(BENCH_ARGS)
+
 .PHONY: $(LAB_BENCHES:%=bench-%)
 $(LAB_BENCHES:%=bench-%): bench-%:
 	@$(MAKE) --no-print-directory SAN=1 all tests
