@@ -1026,13 +1026,20 @@ peer_raw_images(const char *name)
 	    p->sess->raw_images;
 }
 
+/* Connections' paths move over s: the peer takes them, and so do we. */
+static int
+sess_paths(const struct session *s)
+{
+	return migrd.conf.repair_path && s->repair_path;
+}
+
 int
 peer_repair_path(const char *name)
 {
 	struct peer *p = find_peer(name);
 
-	return migrd.conf.repair_path && p != NULL && p->sess != NULL &&
-	    p->sess->state == S_UP && p->sess->repair_path;
+	return p != NULL && p->sess != NULL && p->sess->state == S_UP &&
+	    sess_paths(p->sess);
 }
 
 size_t
@@ -1123,11 +1130,8 @@ peer_list_json(void)
 			    json_integer((json_int_t)s->hb_rx));
 			json_object_set_new(o, "compress", s->z == NULL ?
 			    json_string("none") : compress_json(s->z));
-			/* connections' paths move to it (and here, when it
-			 * is the source) */
 			json_object_set_new(o, "repair_path",
-			    json_boolean(s->repair_path &&
-			    migrd.conf.repair_path));
+			    json_boolean(sess_paths(s)));
 			json_object_set_new(o, "last_rx_ms_ago",
 			    json_integer((json_int_t)((uint64_t)mono_ms() -
 			    s->last_rx_ms)));

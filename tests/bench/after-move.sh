@@ -70,9 +70,7 @@ cell() {	# RTT PATH
 		setsid python3 $top/tests/workload/bulkrecv.py $SVC4 7400 $SECS /tmp/$NS.tl </dev/null >/dev/null 2>&1 &"
 	sleep "$WARM"
 	migrate host1 host2
-	# ss leaves "rto:" out when it is 3 s (no RTT sample)
-	rto=$(gx host2 "ip netns exec $NS ss -Htin state established sport = :7401" |
-		awk '/^[ \t]/ { if (match($0, /rto:[0-9.]+/)) print substr($0, RSTART + 4, RLENGTH - 4); else print 3000; exit }')
+	read -r rto _ <<<"$(svc_rtos host2 7401)"
 	d=$(rep .ms.downtime); d=${d%.*}
 	gx -t $((SECS + 30)) client "while pgrep -f bulkrecv.py >/dev/null; do sleep 0.5; done" >/dev/null
 	r=$(gx client "cat /tmp/$NS.tl")

@@ -13,14 +13,8 @@
 . "$(dirname "$0")/lib-migrate.sh"
 trap mig_teardown EXIT
 
-# rtos GUEST: the RTO (ms) of each of svc's connections on port 7401
-# (ss leaves "rto:" out when it is 3 s, the RTO of a socket without an
-# RTT sample: its info line is there all the same)
-rtos() {
-	gx "$1" "ip netns exec $NS ss -Htin state established sport = :7401" |
-		awk '/^[ \t]/ { if (match($0, /rto:[0-9.]+/)) print substr($0, RSTART + 4, RLENGTH - 4); else print 3000 }' |
-		sort -n | tr '\n' ' '
-}
+# rtos GUEST: the RTO (ms) of each of svc's idle connections (port 7401)
+rtos() { svc_rtos "$1" 7401; }
 
 # all_below MAX LIST: every value of LIST below MAX, and LIST not empty
 all_below() {

@@ -106,6 +106,16 @@ migrate() {
 	MREP=$(gx "$1" "$MIGCTL -j history" | jq -c '[.data.events[] | select(.report)] | last | .report')
 }
 
+# svc_rtos GUEST PORT: the RTO (ms) of each of svc's established
+# connections on PORT, lowest first (ss leaves "rto:" out when it is 3 s,
+# the RTO of a socket without an RTT sample: its info line is there all
+# the same)
+svc_rtos() {
+	gx "$1" "ip netns exec $NS ss -Htin state established sport = :$2" |
+		awk '/^[ \t]/ { if (match($0, /rto:[0-9.]+/)) print substr($0, RSTART + 4, RLENGTH - 4); else print 3000 }' |
+		sort -n | tr '\n' ' '
+}
+
 # rep KEY: a field of the last report (jq path, e.g. .sockets.total)
 rep() { jq -r "$1 // empty" <<<"$MREP"; }
 

@@ -147,6 +147,23 @@ expect_eof(int fd)
 	assert_int_equal(recv(fd, &c, 1, MSG_DONTWAIT), 0);
 }
 
+void
+wire_trip(const struct sk_state *st, struct sk_record *rec)
+{
+	char err[256], *text;
+	json_t *j;
+
+	j = sk_json_encode(st);
+	assert_non_null(j);
+	text = json_dumps(j, JSON_COMPACT);
+	json_decref(j);
+	assert_non_null(text);
+	if (sk_json_parse(text, strlen(text), NULL, rec, err,
+	    sizeof(err)) < 0)
+		fail_msg("refused: %s", err);
+	free(text);
+}
+
 /* Dump fd through JSON text (as on the wire), release it, restore it. */
 struct sk_handle *
 move(int fd, struct sk_state **saved)
@@ -154,21 +171,12 @@ move(int fd, struct sk_state **saved)
 	struct sk_handle *h;
 	struct sk_state *st;
 	struct sk_record rec;
-	char err[256], *text;
-	json_t *j;
 
 	h = sk_pause(fd);
 	assert_non_null(h);
 	assert_int_equal(sk_save(h, &st), 0);
-	j = sk_json_encode(st);
-	assert_non_null(j);
-	text = json_dumps(j, JSON_COMPACT);
-	json_decref(j);
 	assert_int_equal(sk_release(h), 0);
-	if (sk_json_parse(text, strlen(text), NULL, &rec, err,
-	    sizeof(err)) < 0)
-		fail_msg("refused: %s", err);
-	free(text);
+	wire_trip(st, &rec);
 	h = sk_restore(rec.u.sock);
 	assert_non_null(h);
 	if (saved != NULL)

@@ -24,6 +24,10 @@ uint32_t write_nb(int fd, int stream, uint32_t off, uint32_t n);
 /* Read exactly n bytes of stream (5 s limit), checking each byte. */
 void	read_exact(int fd, int stream, uint32_t off, uint32_t n);
 void	expect_eof(int fd);
+/* st through its JSON text, as on the wire, into rec (the caller's to
+ * sk_record_clear()); a refusal fails the test. */
+struct sk_record;
+void	wire_trip(const struct sk_state *st, struct sk_record *rec);
 /* Dump fd through its JSON text (as on the wire), release it, restore
  * it; the saved state in *saved unless NULL. */
 struct sk_handle *move(int fd, struct sk_state **saved);
