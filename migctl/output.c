@@ -125,6 +125,8 @@ show_migrations(json_t *d)
 static void
 show_status(json_t *d)
 {
+	json_t *t;
+
 	printf("host: %s\n", s_of(d, "host"));
 	printf("protocol: %lld\n", i_of(d, "protocol"));
 	printf("pid: %lld\n", i_of(d, "pid"));
@@ -133,7 +135,18 @@ show_status(json_t *d)
 	printf("control-socket: %s\n", s_of(d, "control_socket"));
 	printf("peers: %lld\n", i_of(d, "peers"));
 	printf("peers-up: %lld\n", i_of(d, "peers_up"));
+	t = json_object_get(d, "tls_process");
+	if (json_is_true(json_object_get(t, "running")))
+		printf("tls-process: pid %lld, uid %lld\n", i_of(t, "pid"),
+		    i_of(t, "uid"));
+	else if (t != NULL)
+		printf("tls-process: not running (restarting)\n");
 	printf("namespaces: %lld\n", i_of(d, "namespaces"));
+	t = json_object_get(d, "event_loop");
+	if (t != NULL)
+		printf("event-loop: held %lld ms at most, %lld time(s) over "
+		    "1 s\n", i_of(t, "longest_hold_ms"),
+		    i_of(t, "holds_over_1s"));
 	printf("capabilities: %s\n", s_of(d, "capabilities"));
 	show_migrations(d);
 }

@@ -29,6 +29,10 @@
  * workload running as uid 0 (workload-user root) may get them too, as
  * root always could before this daemon existed.
  *
+ * cap_sys_chroot, cap_setuid and cap_setgid must stay in the bounding set
+ * for the TLS process too: migrd execs it as root, and it chroots and
+ * becomes channel-user before it reads the network (tlsd_sandbox.c).
+ *
  * Everything else (cap_sys_module, cap_sys_rawio, ...) is dropped.  Two
  * more are used before this runs, at startup: cap_chown (control socket
  * to admin-group) and cap_setpcap (to shrink the bounding set); both stay

@@ -53,6 +53,7 @@ struct migrd_conf {
 	uint32_t	lock_queue_packets;
 	uint32_t	precopy_passes;		/* checkpoint mode: memory
 						   passes before the freeze */
+	char		channel_user[CONF_NAME_MAX];	/* tlsd.h */
 	char		workload_user[CONF_NAME_MAX];
 	char		workload_group[CONF_NAME_MAX];	/* "": the user's */
 	uint64_t	workload_caps;		/* bit per CAP_*: ambient */

@@ -313,6 +313,10 @@ const struct conf_key conf_keys[] = {
 	{ "handshake-timeout", &conf_uint, AT(handshake_timeout),
 	  .min = 1, .max = 3600, .unit = CU_SECONDS, .defu = 3,
 	  .descr = "time allowed for the TLS handshake and hello" },
+	{ "channel-user", &conf_name, AT(channel_user), .defs = "65533",
+	  .what = "user name or uid",
+	  .descr = "user (or bare uid) the peer channel's TLS process runs "
+	  "as" },
 	{ "heartbeat-interval", &conf_uint, AT(heartbeat_ms),
 	  .min = 50, .max = 600000, .unit = CU_MS, .defu = 1000,
 	  .descr = "time between heartbeats to a peer" },

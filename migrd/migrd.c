@@ -20,10 +20,9 @@
 #include <unistd.h>
 
 #include <event2/event.h>
-#include <openssl/ssl.h>
-
 #include "control.h"
 #include "log.h"
+#include "loopwatch.h"
 #include "lowfd.h"
 #include "mig.h"
 #include "migrd-protocol.h"
@@ -31,7 +30,7 @@
 #include "ns.h"
 #include "peer.h"
 #include "sk_engine.h"
-#include "tls.h"
+#include "tlsd.h"
 #include "version.h"
 
 struct migrd migrd;
@@ -64,7 +63,8 @@ on_signal(evutil_socket_t sig, short what, void *arg)
 		break;
 	case SIGCHLD:
 		while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
-			ns_child_exited(pid, status);
+			if (!tlsd_child_exited(pid, status))
+				ns_child_exited(pid, status);
 		break;
 	case SIGHUP:
 		log_info("SIGHUP: reload is not supported, restart migrd");
@@ -132,6 +132,45 @@ resolve_workload_user(void)
 }
 
 /*
+ * channel-user, by name, or a bare uid that names no user (the default,
+ * 65533): the TLS process's uid and gid (tlsd.h).  Never root, and
+ * never the workloads' uid, which could signal it.
+ */
+static int
+resolve_channel_user(void)
+{
+	const char *u = migrd.conf.channel_user;
+	struct passwd *pw;
+	char *end;
+	unsigned long v;
+
+	if ((pw = getpwnam(u)) != NULL) {
+		migrd.channel_uid = pw->pw_uid;
+		migrd.channel_gid = pw->pw_gid;
+	} else {
+		errno = 0;
+		v = strtoul(u, &end, 10);
+		if (*end != '\0' || errno != 0 || v == 0 || v >= 0xffffffffUL) {
+			log_warnx("channel-user %s: no such user", u);
+			return -1;
+		}
+		migrd.channel_uid = (uid_t)v;
+		migrd.channel_gid = (gid_t)v;
+	}
+	if (migrd.channel_uid == 0) {
+		log_warnx("channel-user %s: may not be root", u);
+		return -1;
+	}
+	if (migrd.channel_uid == migrd.workload_uid) {
+		log_warnx("channel-user %s: is workload-user's uid %u, whose "
+		    "programs could signal the TLS process; give it a uid of "
+		    "its own", u, (unsigned)migrd.workload_uid);
+		return -1;
+	}
+	return 0;
+}
+
+/*
  * Each socket of a migration coming in takes a descriptor while it is
  * restored and another while it is handed over: use all the hard limit
  * allows (systemd's LimitNOFILE= sets both), and say what it is.
@@ -178,6 +217,9 @@ main(int argc, char *argv[])
 	const int sigs[4] = { SIGTERM, SIGINT, SIGCHLD, SIGHUP };
 	int ch, checkonly = 0, verbose = 0, i, rc = 1;
 
+	/* the TLS process: migrd execs itself (tlsd_link.c) */
+	if (argc == 3 && strcmp(argv[1], TLSD_ARG) == 0)
+		tlsd_main(atoi(argv[2]));
 	migrd.conf_path = MIGR_CONFIG_FILE;
 	while ((ch = getopt_long(argc, argv, "df:nv", longopts, NULL)) != -1) {
 		switch (ch) {
@@ -217,7 +259,8 @@ main(int argc, char *argv[])
 			log_warnx("peer %s: no 'allow' statement: it can move "
 			    "nothing here", migrd.conf.peers[i].name);
 	if (checkonly) {
-		if (resolve_workload_user() == -1)
+		if (resolve_workload_user() == -1 ||
+		    resolve_channel_user() == -1)
 			return 1;
 		if (verbose)
 			config_print(stdout, &migrd.conf);
@@ -237,7 +280,8 @@ main(int argc, char *argv[])
 	 * to be reaped and reported like any workload */
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == -1)
 		fatal("PR_SET_CHILD_SUBREAPER");
-	if (resolve_admin_group() == -1 || resolve_workload_user() == -1)
+	if (resolve_admin_group() == -1 || resolve_workload_user() == -1 ||
+	    resolve_channel_user() == -1)
 		return 1;
 	raise_nofile();
 	/* for libnftables, which select()s: see lowfd.h */
@@ -250,12 +294,9 @@ main(int argc, char *argv[])
 		if (sigev[i] == NULL || evsignal_add(sigev[i], NULL) == -1)
 			fatalx("cannot watch signal %d", sigs[i]);
 	}
-	if ((migrd.ssl_ctx = tls_ctx_new(migrd.conf.cert, migrd.conf.key,
-	    migrd.conf.ca)) == NULL)
-		fatalx("TLS setup failed");
 	migrd.started = time(NULL);
 	if (control_init() == -1)
-		goto out_free_ssl;
+		goto out_free;
 	if (ns_init() == -1)
 		goto out_control;
 	if (peer_init() == -1)
@@ -267,7 +308,8 @@ main(int argc, char *argv[])
 	history_add("daemon", "started as %s (protocol %d)",
 	    migrd.conf.hostname, MIGR_PROTO_VERSION);
 	notify_send("READY=1\nSTATUS=running");
-	if (notify_watchdog_start(migrd.base, &wdev) == -1)
+	if (notify_watchdog_start(migrd.base, &wdev) == -1 ||
+	    loopwatch_start(migrd.base) == -1)
 		goto out_mig;
 
 	if (event_base_dispatch(migrd.base) == -1)
@@ -276,6 +318,7 @@ main(int argc, char *argv[])
 		rc = 0;
 	notify_send("STOPPING=1");
 out_mig:
+	loopwatch_stop();
 	if (wdev != NULL)
 		event_free(wdev);
 	mig_shutdown();
@@ -285,8 +328,7 @@ out_ns:
 	ns_shutdown();
 out_control:
 	control_shutdown();
-out_free_ssl:
-	SSL_CTX_free(migrd.ssl_ctx);
+out_free:
 	for (i = 0; i < 4; i++)
 		event_free(sigev[i]);
 	event_base_free(migrd.base);

@@ -14,18 +14,18 @@
 #include "config.h"
 
 struct event_base;
-struct ssl_ctx_st;
 
 struct migrd {
 	struct event_base	*base;
 	struct migrd_conf	 conf;
 	const char		*conf_path;
 	time_t			 started;
-	struct ssl_ctx_st	*ssl_ctx;
 	gid_t			 admin_gid;
 	int			 have_admin_gid;
 	uid_t			 workload_uid;	/* workload-user, resolved */
 	gid_t			 workload_gid;
+	uid_t			 channel_uid;	/* channel-user: tlsd.h */
+	gid_t			 channel_gid;
 	int			 foreground;
 };
 

@@ -12,7 +12,7 @@ LIBMIGRD   := $(BUILD)/migrd/libmigrd.a
 MIGRD      := $(BUILD)/migrd/migrd
 PROGRAMS   += $(MIGRD)
 INC_MIGRD  := -Imigrd -Imigrd/migration -Icommon/ckpt $(INC_ALL)
-PK_MIGRD   := $(call pk_libs,libevent_openssl openssl libcap) $(PK_CKPT) \
+PK_MIGRD   := $(call pk_libs,libevent_openssl openssl libcap libseccomp) $(PK_CKPT) \
               $(PK_ALL)
 
 $(MIGRD_OBJS) $(BUILD)/migrd/migrd.o: INC := $(INC_MIGRD)

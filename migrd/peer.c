@@ -12,9 +12,7 @@
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
-#include <event2/bufferevent_ssl.h>
 #include <event2/event.h>
-#include <openssl/err.h>
 
 #include "clock.h"
 #include "frame.h"
@@ -26,7 +24,7 @@
 #include "migrd.h"
 #include "peer.h"
 #include "sk_engine.h"
-#include "tls.h"
+#include "tlsd.h"
 
 /* deflate level of the channel (compress deflate): 1, the fastest, takes
  * a socket record to a tenth; higher levels gain a few percent more at
@@ -42,8 +40,8 @@ struct peer;
 
 struct session {
 	TAILQ_ENTRY(session)	 entry;
-	struct bufferevent	*bev;
-	SSL			*ssl;
+	uint32_t		 id;		/* the TLS process's */
+	struct bufferevent	*bev;		/* plaintext, once up */
 	struct event		*tick;
 	struct peer		*peer;		/* NULL until hello (inbound) */
 	int			 outbound;
@@ -61,6 +59,10 @@ struct session {
 	int			 repair_path;	/* and records with the
 						   connections' paths */
 	uint64_t		 tx_json;	/* JSON bytes sent */
+	uint64_t		 cert_names;	/* bit i: peers[i] (tlsd.h) */
+	char			 tls[16];	/* "TLSv1.3" */
+	char			 cipher[64];
+	char			 cert[160];
 };
 
 struct peer {
@@ -114,92 +116,22 @@ schedule_redial(struct peer *p)
 	    p->backoff * 2;
 }
 
-#define LINGER_MAX	32
-#define LINGER_S	2
-
-struct lingering {
-	TAILQ_ENTRY(lingering)	 entry;
-	struct event		*ev;
-	int			 fd;
-};
-static TAILQ_HEAD(, lingering)	lingering = TAILQ_HEAD_INITIALIZER(lingering);
-static unsigned		nlinger;
-static int		shutting_down;
-
-static void
-linger_end(struct lingering *l)
-{
-	TAILQ_REMOVE(&lingering, l, entry);
-	event_free(l->ev);
-	close(l->fd);
-	free(l);
-	nlinger--;
-}
-
-static void
-linger_cb(evutil_socket_t fd, short what, void *arg)
-{
-	struct lingering *l = arg;
-	char buf[4096];
-	ssize_t n = 0;
-
-	if (what & EV_READ) {
-		while ((n = read(fd, buf, sizeof(buf))) > 0)
-			;
-		if (n == -1 && (errno == EAGAIN || errno == EINTR))
-			return;		/* more to come */
-	}
-	linger_end(l);
-}
-
-/*
- * Closing a TCP socket with unread input sends a RST at once and drops
- * what is still queued for sending: the result that says why a session
- * ends could be lost with it.  So the socket half-closes after the last
- * byte and reads what the peer still sends, for LINGER_S at most.
- */
-static void
-linger_close(int fd)
-{
-	struct timeval tv = { LINGER_S, 0 };
-	struct lingering *l;
-
-	if (nlinger >= LINGER_MAX || shutting_down ||
-	    (l = calloc(1, sizeof(*l))) == NULL) {
-		close(fd);
-		return;
-	}
-	l->fd = fd;
-	l->ev = event_new(migrd.base, fd, EV_READ | EV_PERSIST, linger_cb, l);
-	if (l->ev == NULL || shutdown(fd, SHUT_WR) == -1 ||
-	    event_add(l->ev, &tv) == -1) {
-		if (l->ev != NULL)
-			event_free(l->ev);
-		free(l);
-		close(fd);
-		return;
-	}
-	TAILQ_INSERT_TAIL(&lingering, l, entry);
-	nlinger++;
-}
-
 static void
 sess_free(struct session *s)
 {
 	struct peer *p = s->peer;
-	int fd = -1;
 
 	TAILQ_REMOVE(&sessions, s, entry);
 	nsessions--;
 	if (s->tick)
 		event_free(s->tick);
 	frame_z_free(s->z);
-	if (s->bev != NULL && s->state == S_CLOSING && !shutting_down)
-		fd = dup(bufferevent_getfd(s->bev));	/* keeps it open */
-	if (s->bev)
-		bufferevent_free(s->bev);	/* frees ssl, closes fd */
-	if (fd != -1)
-		linger_close(fd);
+	/* closing the plaintext closes the connection: the TLS process
+	 * flushes it, then lingers (tlsd.c); before that, it is told */
+	if (s->bev != NULL)
+		bufferevent_free(s->bev);
+	else
+		tlsd_drop(s->id);
 	if (p != NULL && p->sess == s) {
 		p->sess = NULL;
 		schedule_redial(p);
@@ -251,8 +183,12 @@ sess_close(struct session *s, const char *fmt, ...)
 	} else
 		log_warnx("peer %s: connection refused: %s", s->addr, why);
 	s->state = S_CLOSING;
-	bufferevent_disable(s->bev, EV_READ);
 	/* never free here: callers up the stack still hold s */
+	if (s->bev == NULL) {
+		event_active(s->tick, EV_TIMEOUT, 1);
+		return;
+	}
+	bufferevent_disable(s->bev, EV_READ);
 	if (evbuffer_get_length(bufferevent_get_output(s->bev)) == 0)
 		event_active(s->tick, EV_TIMEOUT, 1);
 	else
@@ -381,7 +317,7 @@ sess_up(struct session *s)
 	s->peer->sessions++;
 	s->peer->last_error[0] = '\0';
 	history_add("peer", "%s up (%s, %s, %s)", s->peer->pc->name, s->addr,
-	    SSL_get_version(s->ssl), s->outbound ? "outbound" : "inbound");
+	    s->tls, s->outbound ? "outbound" : "inbound");
 	mig_channel(s->peer->pc->name, 1);
 }
 
@@ -443,12 +379,10 @@ handle_hello(struct session *s, json_t *j)
 		sess_close(s, "hello from unknown host '%.64s'", host);
 		return;
 	}
-	if (!tls_peer_matches(s->ssl, host)) {
-		char d[160];
-
-		tls_peer_describe(s->ssl, d, sizeof(d));
+	if (!(s->cert_names & (1ull << (p - peers)))) {
 		send_result(s, RES_DENIED, "certificate does not match name");
-		sess_close(s, "hello as '%s' but certificate is %s", host, d);
+		sess_close(s, "hello as '%s' but certificate is %s", host,
+		    s->cert);
 		return;
 	}
 	if (strcmp(to, migrd.conf.hostname) != 0) {
@@ -593,35 +527,14 @@ static void
 sess_event(struct bufferevent *bev, short what, void *arg)
 {
 	struct session *s = arg;
-	char err[300];
-	unsigned long e;
 
-	if (what & BEV_EVENT_CONNECTED) {
-		s->state = S_HELLO;
-		s->last_rx_ms = (uint64_t)mono_ms();
-		if (s->outbound) {
-			if (!tls_peer_matches(s->ssl, s->peer->pc->name)) {
-				sess_close(s, "certificate does not name %s",
-				    s->peer->pc->name);
-				return;
-			}
-			send_hello(s);
-		}
+	(void)bev;
+	/* the TLS process closes the plaintext when the connection ends
+	 * (it logs a TLS error itself) */
+	if (what & BEV_EVENT_EOF) {
+		sess_close(s, "connection closed by peer");
 		return;
 	}
-	e = bufferevent_get_openssl_error(bev);
-	if (e != 0 && ERR_GET_LIB(e) != 0) {
-		tls_error_string(s->ssl, e, err, sizeof(err));
-		sess_close(s, "TLS %s: %s", s->state == S_TLS ?
-		    "handshake failed" : "error", err);
-		return;
-	}
-	if ((what & BEV_EVENT_EOF) && e == 0) {
-		sess_close(s, "connection closed by peer%s",
-		    s->state == S_TLS ? " during TLS handshake" : "");
-		return;
-	}
-	/* a system call failed under TLS (refused, reset...) */
 	sess_close(s, "connection failed: %s",
 	    evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
 }
@@ -653,52 +566,129 @@ sess_tick(evutil_socket_t fd, short what, void *arg)
 	    (json_int_t)++s->hb_seq));
 }
 
+/*
+ * A session for TCP socket fd, in its handshake: the TLS process gets
+ * the socket (tlsd_new) and answers with the plaintext (peer_tls_up) or
+ * why not (peer_tls_failed).  peer: the index of the one dialed.
+ */
 static struct session *
-sess_new(int fd, SSL *ssl, int outbound)
+sess_new(int fd, int outbound, struct peer *p)
 {
+	static uint32_t next_id;
 	struct session *s;
 	struct timeval tv;
 
+	if (!tlsd_ready()) {
+		close(fd);
+		return NULL;
+	}
 	if ((s = calloc(1, sizeof(*s))) == NULL) {
 		log_warn("%s: calloc", __func__);
-		SSL_free(ssl);
-		if (fd != -1)
-			close(fd);
+		close(fd);
 		return NULL;
 	}
-	s->ssl = ssl;
+	if (++next_id == 0)
+		next_id = 1;
+	s->id = next_id;
 	s->outbound = outbound;
+	s->peer = p;
 	s->created_ms = (uint64_t)mono_ms();
-	s->bev = bufferevent_openssl_socket_new(migrd.base, fd, ssl,
-	    outbound ? BUFFEREVENT_SSL_CONNECTING : BUFFEREVENT_SSL_ACCEPTING,
-	    BEV_OPT_CLOSE_ON_FREE);
-	if (s->bev == NULL) {
-		log_warnx("%s: bufferevent_openssl_socket_new failed",
-		    __func__);
-		SSL_free(ssl);
-		if (fd != -1)
-			close(fd);
-		free(s);
-		return NULL;
-	}
-	TAILQ_INSERT_TAIL(&sessions, s, entry);
-	nsessions++;
-	bufferevent_openssl_set_allow_dirty_shutdown(s->bev, 1);
-	/* never buffer more than one maximal frame of input */
-	bufferevent_setwatermark(s->bev, EV_READ, 0,
-	    migrd.conf.max_message + MIGR_FRAME_HDR_LEN);
-	bufferevent_setcb(s->bev, sess_read, NULL, sess_event, s);
-	bufferevent_enable(s->bev, EV_READ | EV_WRITE);
 	tv.tv_sec = migrd.conf.heartbeat_ms / 1000;
 	tv.tv_usec = (migrd.conf.heartbeat_ms % 1000) * 1000;
 	s->tick = event_new(migrd.base, -1, EV_PERSIST, sess_tick, s);
 	if (s->tick == NULL || evtimer_add(s->tick, &tv) == -1) {
 		log_warnx("%s: cannot add timer", __func__);
-		sess_free(s);
+		if (s->tick != NULL)
+			event_free(s->tick);
+		free(s);
+		close(fd);
 		return NULL;
 	}
+	if (tlsd_new(s->id, fd, outbound, p != NULL ?
+	    (unsigned)(p - peers) : 0) == -1) {
+		event_free(s->tick);
+		free(s);
+		return NULL;
+	}
+	TAILQ_INSERT_TAIL(&sessions, s, entry);
+	nsessions++;
 	return s;
 }
+
+static struct session *
+sess_by_id(uint32_t id)
+{
+	struct session *s;
+
+	TAILQ_FOREACH(s, &sessions, entry)
+		if (s->id == id)
+			return s;
+	return NULL;
+}
+
+/* The handshake is done: fd carries the session's plaintext. */
+static void
+peer_tls_up(const struct tlsd_msg *m, int fd)
+{
+	struct session *s = sess_by_id(m->id);
+
+	if (s == NULL || s->state != S_TLS || s->bev != NULL) {
+		close(fd);	/* given up on (tlsd_drop is on its way) */
+		return;
+	}
+	s->cert_names = m->names;
+	snprintf(s->tls, sizeof(s->tls), "%s", m->version);
+	snprintf(s->cipher, sizeof(s->cipher), "%s", m->cipher);
+	snprintf(s->cert, sizeof(s->cert), "%s", m->cert);
+	if (evutil_make_socket_nonblocking(fd) == -1 ||
+	    (s->bev = bufferevent_socket_new(migrd.base, fd,
+	    BEV_OPT_CLOSE_ON_FREE)) == NULL) {
+		close(fd);
+		sess_close(s, "cannot set up the session's buffers");
+		return;
+	}
+	/* never buffer more than one maximal frame of input */
+	bufferevent_setwatermark(s->bev, EV_READ, 0,
+	    migrd.conf.max_message + MIGR_FRAME_HDR_LEN);
+	bufferevent_setcb(s->bev, sess_read, NULL, sess_event, s);
+	bufferevent_enable(s->bev, EV_READ | EV_WRITE);
+	s->state = S_HELLO;
+	s->last_rx_ms = (uint64_t)mono_ms();
+	if (s->outbound) {
+		/* the TLS process checked it too */
+		if (!(s->cert_names & (1ull << (s->peer - peers)))) {
+			sess_close(s, "certificate does not name %s",
+			    s->peer->pc->name);
+			return;
+		}
+		send_hello(s);
+	}
+}
+
+static void
+peer_tls_failed(uint32_t id, const char *why)
+{
+	struct session *s = sess_by_id(id);
+
+	if (s != NULL && s->state == S_TLS)
+		sess_close(s, "%s", why);
+}
+
+/* The TLS process died: the sessions in their handshake die with it
+ * (those up see their plaintext close). */
+static void
+peer_tls_lost(void)
+{
+	struct session *s;
+
+	TAILQ_FOREACH(s, &sessions, entry)
+		if (s->state == S_TLS)
+			sess_close(s, "the TLS process exited");
+}
+
+static const struct tlsd_hooks tls_hooks = {
+	.up = peer_tls_up, .fail = peer_tls_failed, .lost = peer_tls_lost
+};
 
 static void
 fmt_addr(const struct sockaddr *sa, char *buf, size_t len)
@@ -807,7 +797,6 @@ static void
 peer_accept(int fd, struct sockaddr *sa, socklen_t salen, void *arg)
 {
 	struct session *s;
-	SSL *ssl;
 	char addr[sizeof(s->addr)], ip[sizeof(s->ip)];
 	int one = 1;
 
@@ -820,13 +809,11 @@ peer_accept(int fd, struct sockaddr *sa, socklen_t salen, void *arg)
 		return;
 	}
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	if ((ssl = SSL_new(migrd.ssl_ctx)) == NULL) {
-		log_warnx("%s: SSL_new failed", __func__);
-		close(fd);
+	if ((s = sess_new(fd, 0, NULL)) == NULL) {
+		log_warnx("peer %s: refused: the TLS process is not running",
+		    addr);
 		return;
 	}
-	if ((s = sess_new(fd, ssl, 0)) == NULL)
-		return;
 	snprintf(s->addr, sizeof(s->addr), "%s", addr);
 	snprintf(s->ip, sizeof(s->ip), "%s", ip);
 	log_debug("peer %s: accepted", addr);
@@ -863,7 +850,7 @@ peer_dial(evutil_socket_t fd, short what, void *arg)
 	struct sockaddr_storage ss;
 	socklen_t len;
 	struct session *s;
-	SSL *ssl;
+	int one = 1;
 
 	(void)fd;
 	(void)what;
@@ -878,28 +865,28 @@ peer_dial(evutil_socket_t fd, short what, void *arg)
 		schedule_redial(p);
 		return;
 	}
-	if ((ssl = SSL_new(migrd.ssl_ctx)) == NULL) {
-		log_warnx("%s: SSL_new failed", __func__);
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	/* the TLS process takes it still connecting: its first write
+	 * waits for the connection, and fails if it does */
+	if (connect(fd, (struct sockaddr *)&ss, len) == -1 &&
+	    errno != EINPROGRESS) {
+		snprintf(p->last_error, sizeof(p->last_error),
+		    "connect: %s", strerror(errno));
+		log_warnx("peer %s (%s:%u): %s", p->pc->name, p->pc->addr,
+		    p->pc->port, p->last_error);
 		close(fd);
 		schedule_redial(p);
 		return;
 	}
-	/* checked during the handshake against SAN DNS (or CN) */
-	SSL_set1_host(ssl, p->pc->name);
-	SSL_set_tlsext_host_name(ssl, p->pc->name);
-	if ((s = sess_new(fd, ssl, 1)) == NULL) {
+	if ((s = sess_new(fd, 1, p)) == NULL) {
+		snprintf(p->last_error, sizeof(p->last_error),
+		    "the TLS process is not running");
 		schedule_redial(p);
 		return;
 	}
-	s->peer = p;
 	p->sess = s;
 	snprintf(s->addr, sizeof(s->addr), "%s:%u", p->pc->addr, p->pc->port);
 	log_debug("peer %s: dialing %s", p->pc->name, s->addr);
-	if (bufferevent_socket_connect(s->bev, (struct sockaddr *)&ss,
-	    (int)len) == -1) {
-		sess_close(s, "connect: %s", strerror(errno));
-		return;
-	}
 }
 
 static int
@@ -943,6 +930,8 @@ peer_init(void)
 {
 	int i, fd;
 
+	if (tlsd_start(migrd.base, &tls_hooks) == -1)
+		return -1;
 	if ((fd = listen_socket()) == -1)
 		return -1;
 	if ((peer_listener = listener_new(migrd.base, fd, peer_accept,
@@ -971,9 +960,6 @@ peer_shutdown(void)
 	struct session *s;
 	int i;
 
-	shutting_down = 1;
-	while (!TAILQ_EMPTY(&lingering))
-		linger_end(TAILQ_FIRST(&lingering));
 	while ((s = TAILQ_FIRST(&sessions)) != NULL) {
 		s->state = S_CLOSING;
 		if (s->peer && s->peer->sess == s)
@@ -988,6 +974,7 @@ peer_shutdown(void)
 	}
 	listener_free(peer_listener);
 	peer_listener = NULL;
+	tlsd_stop();
 }
 
 int
@@ -1097,7 +1084,6 @@ peer_list_json(void)
 {
 	json_t *a = json_array(), *o;
 	struct session *s;
-	char cert[160];
 	int i;
 
 	if (a == NULL)
@@ -1116,13 +1102,11 @@ peer_list_json(void)
 		if (o == NULL)
 			continue;
 		if (s != NULL && s->state == S_UP) {
-			tls_peer_describe(s->ssl, cert, sizeof(cert));
-			json_object_set_new(o, "tls",
-			    json_string(SSL_get_version(s->ssl)));
+			json_object_set_new(o, "tls", json_string(s->tls));
 			json_object_set_new(o, "cipher",
-			    json_string(SSL_get_cipher_name(s->ssl)));
+			    json_string(s->cipher));
 			json_object_set_new(o, "certificate",
-			    json_string(cert));
+			    json_string(s->cert));
 			json_object_set_new(o, "remote", json_string(s->addr));
 			json_object_set_new(o, "up_since",
 			    json_integer(s->up_since));

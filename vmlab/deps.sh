@@ -10,8 +10,9 @@ pkgs=(
 	libcap-dev busybox-static libnftables-dev
 	# userland build: TLS through libevent, netlink, unit tests, fuzzing
 	build-essential pkg-config libssl-dev libmnl-dev libcmocka-dev clang
-	# the peer channel's compression
-	zlib1g-dev
+	# the peer channel's compression, and its TLS process's system call
+	# filter (migrd/tlsd_sandbox.c)
+	zlib1g-dev libseccomp-dev
 	# kernel build
 	bc bison flex libelf-dev cpio xz-utils kmod patch perl python3 rsync
 	# lab: switch, guest tools (the guests run the host's userland over 9p),

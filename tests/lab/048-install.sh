@@ -25,6 +25,20 @@ unit=$(cat "$stage/lib/systemd/system/migrd.service")
 like "$unit" "^ExecStart=/usr/sbin/migrd " "the unit runs the installed migrd"
 like "$unit" "^Type=notify" "the unit is Type=notify"
 if grep -q '@[A-Z]*@' <<<"$unit"; then fail "no placeholder left in the unit"; else pass "no placeholder left in the unit"; fi
+# the unit's syntax and options, its binary at the staged path (the
+# "man ..." of Documentation= is not installed on this host)
+if command -v systemd-analyze >/dev/null; then
+	v=$(mktemp -d)
+	sed "s|/usr/sbin/|$stage/usr/sbin/|g" "$stage/lib/systemd/system/migrd.service" > "$v/migrd.service"
+	cp "$stage/lib/systemd/system/migrd.socket" "$v/"
+	out=$(cd "$v" && systemd-analyze verify ./migrd.service 2>&1; echo "rc=$?")
+	rm -rf "$v"
+	is "$(grep -v "Command 'man " <<<"$out")" "rc=0" "systemd-analyze verify: the unit is valid"
+else
+	skip "systemd-analyze verify: no systemd-analyze here"
+fi
+like "$unit" "CAP_SYS_CHROOT" "the TLS process may chroot (its bounding set)"
+like "$unit" "^RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6 AF_NETLINK AF_PACKET" "socket families are restricted"
 for m in man8/migrd.8 man8/migctl.8 man5/migrd.conf.5; do
 	out=$(groff -mdoc -ww -z "$stage/usr/share/man/$m" 2>&1)
 	is "$out" "" "$m formats without a warning"
