@@ -569,7 +569,7 @@ sess_tick(evutil_socket_t fd, short what, void *arg)
 /*
  * A session for TCP socket fd, in its handshake: the TLS process gets
  * the socket (tlsd_new) and answers with the plaintext (peer_tls_up) or
- * why not (peer_tls_failed).  peer: the index of the one dialed.
+ * why not (peer_tls_failed).  p: the peer dialed (outbound), or NULL.
  */
 static struct session *
 sess_new(int fd, int outbound, struct peer *p)

@@ -218,12 +218,12 @@ relay_tls_drained(struct bufferevent *bev, void *arg)
 		bufferevent_enable(s->plain, EV_READ);
 }
 
-/* The peer's side ended: migrd gets what came before, then EOF. */
+/* one side is gone: the other has sent what it held */
 static void
-flushed_plain(struct bufferevent *bev, void *arg)
+flushed(struct bufferevent *bev, void *arg)
 {
 	if (evbuffer_get_length(bufferevent_get_output(bev)) == 0)
-		rsess_free(arg, 1);
+		rsess_free(arg, 0);
 }
 
 static void
@@ -234,12 +234,22 @@ flush_error(struct bufferevent *bev, short what, void *arg)
 	rsess_free(arg, 1);
 }
 
-/* migrd closed: the peer gets what came before, then the close. */
+/*
+ * One side of s ended and is freed: the other reads no more, sends what
+ * it holds (migrd gets what came before the peer's EOF; the peer what
+ * came before migrd's close), and then s goes (lingering if the TCP
+ * side is the one left).
+ */
 static void
-flushed_tls(struct bufferevent *bev, void *arg)
+drain_other(struct rsess *s, struct bufferevent *other)
 {
-	if (evbuffer_get_length(bufferevent_get_output(bev)) == 0)
-		rsess_free(arg, 0);
+	bufferevent_disable(other, EV_READ);
+	if (evbuffer_get_length(bufferevent_get_output(other)) == 0) {
+		rsess_free(s, 0);
+		return;
+	}
+	bufferevent_setwatermark(other, EV_WRITE, 0, 0);
+	bufferevent_setcb(other, NULL, flushed, flush_error, s);
 }
 
 static void
@@ -257,13 +267,7 @@ tls_ended(struct rsess *s, short what)
 		    evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
 	bufferevent_free(s->tls);
 	s->tls = NULL;
-	bufferevent_disable(s->plain, EV_READ);
-	if (evbuffer_get_length(bufferevent_get_output(s->plain)) == 0) {
-		rsess_free(s, 1);
-		return;
-	}
-	bufferevent_setwatermark(s->plain, EV_WRITE, 0, 0);
-	bufferevent_setcb(s->plain, NULL, flushed_plain, flush_error, s);
+	drain_other(s, s->plain);
 }
 
 static void
@@ -276,13 +280,7 @@ plain_event(struct bufferevent *bev, short what, void *arg)
 	/* migrd's end closed */
 	bufferevent_free(s->plain);
 	s->plain = NULL;
-	bufferevent_disable(s->tls, EV_READ);
-	if (evbuffer_get_length(bufferevent_get_output(s->tls)) == 0) {
-		rsess_free(s, 0);
-		return;
-	}
-	bufferevent_setwatermark(s->tls, EV_WRITE, 0, 0);
-	bufferevent_setcb(s->tls, NULL, flushed_tls, flush_error, s);
+	drain_other(s, s->tls);
 }
 
 static void

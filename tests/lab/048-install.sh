@@ -25,15 +25,15 @@ unit=$(cat "$stage/lib/systemd/system/migrd.service")
 like "$unit" "^ExecStart=/usr/sbin/migrd " "the unit runs the installed migrd"
 like "$unit" "^Type=notify" "the unit is Type=notify"
 if grep -q '@[A-Z]*@' <<<"$unit"; then fail "no placeholder left in the unit"; else pass "no placeholder left in the unit"; fi
-# the unit's syntax and options, its binary at the staged path (the
-# "man ..." of Documentation= is not installed on this host)
+# the unit's syntax and options, its binary at the staged path (--man=no:
+# the pages of Documentation= are not installed on this host)
 if command -v systemd-analyze >/dev/null; then
 	v=$(mktemp -d)
 	sed "s|/usr/sbin/|$stage/usr/sbin/|g" "$stage/lib/systemd/system/migrd.service" > "$v/migrd.service"
 	cp "$stage/lib/systemd/system/migrd.socket" "$v/"
-	out=$(cd "$v" && systemd-analyze verify ./migrd.service 2>&1; echo "rc=$?")
+	out=$(cd "$v" && systemd-analyze verify --man=no ./migrd.service 2>&1; echo "rc=$?")
 	rm -rf "$v"
-	is "$(grep -v "Command 'man " <<<"$out")" "rc=0" "systemd-analyze verify: the unit is valid"
+	is "$out" "rc=0" "systemd-analyze verify: the unit is valid, without a warning"
 else
 	skip "systemd-analyze verify: no systemd-analyze here"
 fi
