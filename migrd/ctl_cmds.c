@@ -45,13 +45,13 @@ cmd_status(struct ctl_req *r, json_t **data, char *msg, size_t msglen)
 	    "capabilities", caps_json(),
 	    "migrations", mig_status_json());
 	json_decref(peers);
-	if (*data != NULL)
+	if (*data != NULL) {
 		json_object_set_new(*data, "tls_process", json_pack(
 		    "{s:I,s:I,s:b}", "pid", (json_int_t)tlsd_pid(),
 		    "uid", (json_int_t)migrd.channel_uid,
 		    "running", tlsd_ready()));
-	if (*data != NULL)
 		json_object_set_new(*data, "event_loop", loopwatch_json());
+	}
 	return *data ? RES_OK : RES_ERROR;
 }
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * How long the event loop was kept from running.  A timer asks to run
+ * migrd's event loops: how they are made (loop_new), and how long the
+ * daemon's was kept from running.  A timer asks to run
  * every LOOPWATCH_MS; when it runs later than that by more than
  * LOOPWATCH_LOG_MS, something held the loop (a wait, a slow system
  * call, a host that did not schedule migrd), and the peer channel's
@@ -38,6 +39,22 @@ loopwatch_tick(evutil_socket_t fd, short what, void *arg)
 		log_warnx("event loop held for %llu ms (peers hear no "
 		    "heartbeat meanwhile)", (unsigned long long)late);
 	}
+}
+
+/* Never select(), which stops at FD_SETSIZE, and a namespace's sockets
+ * go above it. */
+struct event_base *
+loop_new(void)
+{
+	struct event_config *cfg = event_config_new();
+	struct event_base *base;
+
+	if (cfg == NULL)
+		return NULL;
+	event_config_avoid_method(cfg, "select");
+	base = event_base_new_with_config(cfg);
+	event_config_free(cfg);
+	return base;
 }
 
 int

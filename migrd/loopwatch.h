@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: ISC */
-/* How long the event loop was held (loopwatch.c). */
+/* migrd's event loops: made without select(), and how long the
+ * daemon's was held (loopwatch.c). */
 #ifndef MIGRD_LOOPWATCH_H
 #define MIGRD_LOOPWATCH_H
 
@@ -7,6 +8,8 @@
 
 struct event_base;
 
+/* migrd's and its TLS process's: an event base that never select()s */
+struct event_base *loop_new(void);
 int	 loopwatch_start(struct event_base *base);
 void	 loopwatch_stop(void);
 /* {"longest_hold_ms", "holds_over_1s", "interval_ms"} */

@@ -190,22 +190,6 @@ raise_nofile(void)
 	log_debug("open files: at most %llu", (unsigned long long)rl.rlim_cur);
 }
 
-/* The event loop: never select(), which stops at FD_SETSIZE and a
- * namespace's sockets go above it. */
-static struct event_base *
-loop_new(void)
-{
-	struct event_config *cfg = event_config_new();
-	struct event_base *base;
-
-	if (cfg == NULL)
-		return NULL;
-	event_config_avoid_method(cfg, "select");
-	base = event_base_new_with_config(cfg);
-	event_config_free(cfg);
-	return base;
-}
-
 int
 main(int argc, char *argv[])
 {

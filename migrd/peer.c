@@ -297,6 +297,13 @@ sess_caps(struct session *s, json_t *hello)
 	return 0;
 }
 
+/* Does the certificate of s name peer p (the TLS process's bit)? */
+static int
+cert_names(const struct session *s, const struct peer *p)
+{
+	return (s->cert_names & (1ull << (p - peers))) != 0;
+}
+
 static struct peer *
 find_peer(const char *name)
 {
@@ -379,7 +386,7 @@ handle_hello(struct session *s, json_t *j)
 		sess_close(s, "hello from unknown host '%.64s'", host);
 		return;
 	}
-	if (!(s->cert_names & (1ull << (p - peers)))) {
+	if (!cert_names(s, p)) {
 		send_result(s, RES_DENIED, "certificate does not match name");
 		sess_close(s, "hello as '%s' but certificate is %s", host,
 		    s->cert);
@@ -570,20 +577,23 @@ sess_tick(evutil_socket_t fd, short what, void *arg)
  * A session for TCP socket fd, in its handshake: the TLS process gets
  * the socket (tlsd_new) and answers with the plaintext (peer_tls_up) or
  * why not (peer_tls_failed).  p: the peer dialed (outbound), or NULL.
+ * NULL with why set if it could not be made; fd is closed either way
+ * (or the TLS process's).
  */
 static struct session *
-sess_new(int fd, int outbound, struct peer *p)
+sess_new(int fd, int outbound, struct peer *p, char *why, size_t len)
 {
 	static uint32_t next_id;
 	struct session *s;
 	struct timeval tv;
 
 	if (!tlsd_ready()) {
+		snprintf(why, len, "the TLS process is not running");
 		close(fd);
 		return NULL;
 	}
 	if ((s = calloc(1, sizeof(*s))) == NULL) {
-		log_warn("%s: calloc", __func__);
+		snprintf(why, len, "out of memory");
 		close(fd);
 		return NULL;
 	}
@@ -597,7 +607,7 @@ sess_new(int fd, int outbound, struct peer *p)
 	tv.tv_usec = (migrd.conf.heartbeat_ms % 1000) * 1000;
 	s->tick = event_new(migrd.base, -1, EV_PERSIST, sess_tick, s);
 	if (s->tick == NULL || evtimer_add(s->tick, &tv) == -1) {
-		log_warnx("%s: cannot add timer", __func__);
+		snprintf(why, len, "cannot add its timer");
 		if (s->tick != NULL)
 			event_free(s->tick);
 		free(s);
@@ -606,6 +616,7 @@ sess_new(int fd, int outbound, struct peer *p)
 	}
 	if (tlsd_new(s->id, fd, outbound, p != NULL ?
 	    (unsigned)(p - peers) : 0) == -1) {
+		snprintf(why, len, "cannot hand it to the TLS process");
 		event_free(s->tick);
 		free(s);
 		return NULL;
@@ -656,7 +667,7 @@ peer_tls_up(const struct tlsd_msg *m, int fd)
 	s->last_rx_ms = (uint64_t)mono_ms();
 	if (s->outbound) {
 		/* the TLS process checked it too */
-		if (!(s->cert_names & (1ull << (s->peer - peers)))) {
+		if (!cert_names(s, s->peer)) {
 			sess_close(s, "certificate does not name %s",
 			    s->peer->pc->name);
 			return;
@@ -797,7 +808,7 @@ static void
 peer_accept(int fd, struct sockaddr *sa, socklen_t salen, void *arg)
 {
 	struct session *s;
-	char addr[sizeof(s->addr)], ip[sizeof(s->ip)];
+	char addr[sizeof(s->addr)], ip[sizeof(s->ip)], why[80];
 	int one = 1;
 
 	(void)salen;
@@ -809,9 +820,8 @@ peer_accept(int fd, struct sockaddr *sa, socklen_t salen, void *arg)
 		return;
 	}
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	if ((s = sess_new(fd, 0, NULL)) == NULL) {
-		log_warnx("peer %s: refused: the TLS process is not running",
-		    addr);
+	if ((s = sess_new(fd, 0, NULL, why, sizeof(why))) == NULL) {
+		log_warnx("peer %s: refused: %s", addr, why);
 		return;
 	}
 	snprintf(s->addr, sizeof(s->addr), "%s", addr);
@@ -878,9 +888,8 @@ peer_dial(evutil_socket_t fd, short what, void *arg)
 		schedule_redial(p);
 		return;
 	}
-	if ((s = sess_new(fd, 1, p)) == NULL) {
-		snprintf(p->last_error, sizeof(p->last_error),
-		    "the TLS process is not running");
+	if ((s = sess_new(fd, 1, p, p->last_error,
+	    sizeof(p->last_error))) == NULL) {
 		schedule_redial(p);
 		return;
 	}

@@ -26,6 +26,7 @@
 
 #include "fdpass.h"
 #include "log.h"
+#include "loopwatch.h"
 #include "tls.h"
 #include "tlsd.h"
 #include "tlsd_sandbox.h"
@@ -299,15 +300,11 @@ handshake_done(struct rsess *s)
 	int sp[2];
 	uint32_t i;
 
+	/* an outbound handshake already checked its peer's name
+	 * (SSL_set1_host in rsess_new); migrd checks the bit again */
 	for (i = 0; i < ini.npeers; i++)
 		if (tls_peer_matches(ssl, ini.names[i]))
 			m.names |= 1ull << i;
-	if (s->outbound && !(m.names & (1ull << s->peer))) {
-		send_fail(s->id, "certificate does not name %s",
-		    ini.names[s->peer]);
-		rsess_free(s, 0);
-		return;
-	}
 	snprintf(m.version, sizeof(m.version), "%s", SSL_get_version(ssl));
 	snprintf(m.cipher, sizeof(m.cipher), "%s", SSL_get_cipher_name(ssl));
 	tls_peer_describe(ssl, m.cert, sizeof(m.cert));
@@ -484,7 +481,6 @@ void
 tlsd_main(int fd)
 {
 	struct tlsd_msg ready = { .type = TLSD_READY };
-	struct event_config *cfg;
 	struct event *ev;
 
 	log_procinit("migrd-tls");
@@ -509,13 +505,10 @@ tlsd_main(int fd)
 		    ini.cert, ini.key, ini.ca);
 		_exit(1);
 	}
-	cfg = event_config_new();
-	if (cfg == NULL || event_config_avoid_method(cfg, "select") == -1 ||
-	    (base = event_base_new_with_config(cfg)) == NULL) {
+	if ((base = loop_new()) == NULL) {
 		send_fail(0, "TLS process: cannot make its event loop");
 		_exit(1);
 	}
-	event_config_free(cfg);
 	if (tlsd_sandbox(&ini) == -1) {
 		send_fail(0, "TLS process: cannot drop its privileges (see "
 		    "the log)");

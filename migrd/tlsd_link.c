@@ -41,12 +41,11 @@ static uint64_t			 ready_ms;
 
 static void	ctl_read(evutil_socket_t, short, void *);
 
-/* <state-dir>/empty: the TLS process's root, made here as root */
+/* <state-dir>/empty: the TLS process's root, made here as root (the
+ * TLS process checks it before its chroot: tlsd_sandbox()) */
 static int
 empty_root(char *buf, size_t len)
 {
-	struct stat st;
-
 	if ((size_t)snprintf(buf, len, "%s/empty", migrd.conf.state_dir) >=
 	    len) {
 		log_warnx("state-dir %s: path too long", migrd.conf.state_dir);
@@ -54,10 +53,6 @@ empty_root(char *buf, size_t len)
 	}
 	if (mkdir(buf, 0755) == -1 && errno != EEXIST) {
 		log_warn("mkdir %s", buf);
-		return -1;
-	}
-	if (lstat(buf, &st) == -1 || !S_ISDIR(st.st_mode) || st.st_uid != 0) {
-		log_warnx("%s: not a directory of root's", buf);
 		return -1;
 	}
 	return 0;
@@ -184,6 +179,14 @@ restart(evutil_socket_t fd, short what, void *arg)
 	evtimer_add(restart_ev, &tv);
 }
 
+static void
+became_ready(void)
+{
+	ready = 1;
+	ready_ms = (uint64_t)mono_ms();
+	log_info("TLS process ready (pid %d)", (int)child);
+}
+
 /* One message from the child, and the descriptor that came with it:
  * 1, 0 (nothing yet) or -1 (the channel closed or spoke nonsense). */
 static int
@@ -223,11 +226,9 @@ ctl_read(evutil_socket_t fd, short what, void *arg)
 	}
 	if (rfd != -1)
 		close(rfd);
-	if (m.type == TLSD_READY && !ready) {
-		ready = 1;
-		ready_ms = (uint64_t)mono_ms();
-		log_info("TLS process ready (pid %d)", (int)child);
-	} else if (m.type == TLSD_FAIL && m.id != 0 && ready)
+	if (m.type == TLSD_READY && !ready)
+		became_ready();
+	else if (m.type == TLSD_FAIL && m.id != 0 && ready)
 		hooks->fail(m.id, m.why);
 	else if (m.type == TLSD_FAIL && m.id == 0)
 		lost(m.why);
@@ -262,9 +263,7 @@ wait_ready(void)
 		log_warnx("TLS process: unexpected message %u", m.type);
 		return -1;
 	}
-	ready = 1;
-	ready_ms = (uint64_t)mono_ms();
-	log_info("TLS process ready (pid %d)", (int)child);
+	became_ready();
 	return 0;
 }
 
