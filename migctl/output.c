@@ -206,7 +206,8 @@ show_ns(json_t *d)
 		printf("workload: pid %lld %s%s: %s\n", i_of(w, "pid"),
 		    json_is_true(json_object_get(w, "exited")) ?
 		    "exited" : "running", json_is_true(json_object_get(w,
-		    "checkpoint")) ? " (checkpoint mode)" : "",
+		    "checkpoint")) ? " (checkpoint mode)" :
+		    json_is_true(json_object_get(w, "gate")) ? " (gated)" : "",
 		    s_of(w, "command"));
 	/* the system's view, as the records a migration would carry */
 	json_array_foreach(json_object_get(d, "network"), i, r) {

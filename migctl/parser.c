@@ -20,7 +20,8 @@ enum token_type {
 	T_OUTCOME,	/* resolve's outcome keyword, kept in full */
 	T_FORCE,	/* resolve ... force */
 	T_PARALLEL,	/* evacuate ... parallel N */
-	T_CHECKPOINT	/* run NS --checkpoint -- ... */
+	T_CHECKPOINT,	/* run NS --checkpoint -- ... */
+	T_GATE		/* run NS --gate -- ... */
 };
 
 struct token {
@@ -112,6 +113,7 @@ static const struct token t_run[] = {
 };
 static const struct token t_run_argv[] = {
 	{ T_CHECKPOINT,	"--checkpoint",	A_NONE,		t_run_argv_only },
+	{ T_GATE,	"--gate",	A_NONE,		t_run_argv_only },
 	{ T_ARGV,	"--",		A_NONE,		NULL },
 	{ T_END,	NULL,		A_NONE,		NULL }
 };
@@ -178,10 +180,12 @@ parser_usage(FILE *fp)
 	    "                [--route DEST,GW ...]\n"
 	    "                                 DEST is default or ADDR/PLEN\n"
 	    "  ns delete NS                   kill its tasks, remove it\n"
-	    "  run NS [--checkpoint] -- CMD [ARG ...]\n"
+	    "  run NS [--checkpoint | --gate] -- CMD [ARG ...]\n"
 	    "                                 start a workload in NS; with\n"
 	    "                                 --checkpoint it moves with its\n"
-	    "                                 memory (CRIU)\n"
+	    "                                 memory (CRIU); with --gate it\n"
+	    "                                 restarts before going live and\n"
+	    "                                 waits at MIGR_GATE_FD\n"
 	    "  migrate NS HOST                move NS to peer HOST\n"
 	    "  check NS [HOST]                could NS move (to HOST)? changes "
 	    "nothing\n"
@@ -286,11 +290,12 @@ match_word(const struct token *t, const char *w)
 	case T_FORCE:
 	case T_PARALLEL:
 	case T_CHECKPOINT:
+	case T_GATE:
 		if (wl == 0 || strncmp(w, t->keyword, wl) != 0)
 			return NO_MATCH;
 		if (t->type == T_ARGV && wl != 2)
 			return NO_MATCH;	/* "--" only, exactly */
-		if (t->type == T_CHECKPOINT && wl < 3)
+		if ((t->type == T_CHECKPOINT || t->type == T_GATE) && wl < 3)
 			return NO_MATCH;	/* "--c" at least: not "--" */
 		return wl == strlen(t->keyword) ? EXACT_MATCH : MATCH;
 	case T_NSNAME:
@@ -503,6 +508,9 @@ parse_token(const struct token *t, const char *w, struct words *ws,
 	case T_CHECKPOINT:
 		res->checkpoint = 1;
 		return 0;
+	case T_GATE:
+		res->gate = 1;
+		return 0;
 	case T_PARALLEL:
 		return parse_parallel(ws, res);
 	case T_OPT_ADDR:
@@ -646,6 +654,8 @@ parse_request(const struct parse_result *r, uint16_t *type)
 		    strings((const char *const *)r->argv, r->argc));
 		if (o && r->checkpoint)
 			json_object_set_new(o, "checkpoint", json_true());
+		if (o && r->gate)
+			json_object_set_new(o, "gate", json_true());
 		return o;
 	case A_MIGRATE:
 		return json_pack("{s:s,s:s}", "ns", r->ns, "host", r->host);

@@ -30,6 +30,7 @@ struct parse_result {
 	char		 outcome[16];	/* resolve: "rollback" or "done" */
 	int		 force;		/* resolve ... force */
 	int		 checkpoint;	/* run ... --checkpoint */
+	int		 gate;		/* run ... --gate */
 	int		 parallel;	/* evacuate: migrations at once */
 	const char	*addrs[NSARG_ADDRS_MAX];
 	int		 naddrs;

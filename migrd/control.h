@@ -40,6 +40,7 @@ struct ctl_req {
 	size_t			 nroutes;
 	json_t			*argv;		/* run; the request's */
 	int			 checkpoint;	/* run: checkpoint mode */
+	int			 gate;		/* run: gated restarts */
 	struct mns		*mns;		/* show, delete, run */
 	struct mig		*mig;		/* cancel, resolve */
 };

@@ -36,6 +36,7 @@ struct workload {
 	int	exited;
 	int	status;
 	int	ckpt;		/* checkpoint mode: moves with its memory */
+	int	gate;		/* restarted before going live, at a gate */
 };
 
 #define NS_WORKLOADS_MAX 16
@@ -104,10 +105,11 @@ ns_json(const struct mns *n, int verbose)
 	w = json_array();
 	for (i = 0; w && i < n->nwl; i++)
 		json_array_append_new(w, json_pack("{s:i,s:s,s:I,s:b,s:i,s:O?,"
-		    "s:b}", "pid", (int)n->wl[i].pid, "command",
+		    "s:b,s:b}", "pid", (int)n->wl[i].pid, "command",
 		    n->wl[i].cmd, "started", (json_int_t)n->wl[i].started,
 		    "exited", n->wl[i].exited, "status", n->wl[i].status,
-		    "argv", n->wl[i].argv, "checkpoint", n->wl[i].ckpt));
+		    "argv", n->wl[i].argv, "checkpoint", n->wl[i].ckpt,
+		    "gate", n->wl[i].gate));
 	json_object_set_new(o, "workloads", w);
 	return o;
 }
@@ -153,18 +155,19 @@ load_workloads(struct mns *n, json_t *a)
 	json_t *o, *argv;
 	json_int_t pid, started, status;
 	const char *cmd;
-	int exited, ckpt;
+	int exited, ckpt, gate;
 	size_t i;
 
 	json_array_foreach(a, i, o) {
 		struct workload *w;
 
 		argv = NULL;
-		ckpt = 0;
+		ckpt = gate = 0;
 		if (n->nwl == NS_WORKLOADS_MAX || json_unpack(o,
-		    "{s:I,s:s,s:I,s:b,s:I,s?o,s?b}", "pid", &pid, "command",
+		    "{s:I,s:s,s:I,s:b,s:I,s?o,s?b,s?b}", "pid", &pid, "command",
 		    &cmd, "started", &started, "exited", &exited, "status",
-		    &status, "argv", &argv, "checkpoint", &ckpt) == -1 ||
+		    &status, "argv", &argv, "checkpoint", &ckpt, "gate",
+		    &gate) == -1 ||
 		    (argv != NULL && ns_argv_check(argv, NULL, 0) != RES_OK))
 			continue;
 		w = &n->wl[n->nwl++];
@@ -175,6 +178,7 @@ load_workloads(struct mns *n, json_t *a)
 		w->status = (int)status;
 		w->argv = argv ? json_incref(argv) : NULL;
 		w->ckpt = ckpt;
+		w->gate = gate;
 	}
 }
 
@@ -667,7 +671,7 @@ ns_argv_check(json_t *ja, char *msg, size_t msglen)
 
 /* Record a started workload (n has room: callers made it). */
 static struct workload *
-add_workload(struct mns *n, pid_t pid, json_t *argv, int ckpt)
+add_workload(struct mns *n, pid_t pid, json_t *argv, int ckpt, int gate)
 {
 	struct workload *w = &n->wl[n->nwl++];
 	size_t i, off = 0;
@@ -675,6 +679,7 @@ add_workload(struct mns *n, pid_t pid, json_t *argv, int ckpt)
 	memset(w, 0, sizeof(*w));
 	w->pid = pid;
 	w->ckpt = ckpt;
+	w->gate = gate;
 	w->started = time(NULL);
 	w->argv = json_incref(argv);
 	for (i = 0; i < json_array_size(argv) && off < sizeof(w->cmd) - 1; i++)
@@ -690,12 +695,17 @@ ns_run_check(json_t *req, struct ctl_req *r, char *msg, size_t msglen)
 	const char *name;
 	json_error_t jerr;
 	json_t *ja;
-	int ckpt = 0;
+	int ckpt = 0, gate = 0;
 
-	if (json_unpack_ex(req, &jerr, JSON_STRICT, "{s:s,s:o,s?b}", "ns",
-	    &name, "argv", &ja, "checkpoint", &ckpt) == -1) {
+	if (json_unpack_ex(req, &jerr, JSON_STRICT, "{s:s,s:o,s?b,s?b}", "ns",
+	    &name, "argv", &ja, "checkpoint", &ckpt, "gate", &gate) == -1) {
 		snprintf(msg, msglen, "bad request: %s", jerr.text);
 		return RES_BAD_REQUEST;
+	}
+	if (ckpt && gate) {
+		snprintf(msg, msglen, "a workload is checkpointed or gated, "
+		    "not both");
+		return RES_INVALID_ARGUMENT;
 	}
 	if (!json_is_array(ja)) {
 		snprintf(msg, msglen, "bad request: argv is not an array");
@@ -714,6 +724,7 @@ ns_run_check(json_t *req, struct ctl_req *r, char *msg, size_t msglen)
 	r->ns = name;
 	r->argv = ja;
 	r->checkpoint = ckpt;
+	r->gate = gate;
 	return ns_argv_check(ja, msg, msglen);
 }
 
@@ -762,14 +773,16 @@ ns_ctl_run(struct ctl_req *r, json_t **data, char *msg, size_t msglen)
 		    name, err);
 		return RES_SYSTEM;
 	}
-	w = add_workload(n, pid, ja, r->checkpoint);
+	w = add_workload(n, pid, ja, r->checkpoint, r->gate);
 	state_save();
 	history_add("run", "%s: pid %ld%s: %s", name, (long)pid,
-	    w->ckpt ? " (checkpoint mode)" : "", w->cmd);
-	*data = json_pack("{s:i,s:s,s:b}", "pid", (int)pid, "log", logpath,
-	    "checkpoint", w->ckpt);
+	    w->ckpt ? " (checkpoint mode)" : w->gate ? " (gated)" : "",
+	    w->cmd);
+	*data = json_pack("{s:i,s:s,s:b,s:b}", "pid", (int)pid, "log",
+	    logpath, "checkpoint", w->ckpt, "gate", w->gate);
 	snprintf(msg, msglen, "started pid %ld in %s%s", (long)pid, name,
-	    w->ckpt ? ", in checkpoint mode" : "");
+	    w->ckpt ? ", in checkpoint mode" : w->gate ? ", gated when it "
+	    "moves" : "");
 	return RES_OK;
 }
 
@@ -786,29 +799,44 @@ ns_describe(const char *name)
 	    n->routes, "mac", n->mac);
 }
 
-json_t *
-ns_workload_argv(const char *name)
+/* The newest workload of name that still runs and has an argv (the one
+ * a migration moves), or NULL. */
+static const struct workload *
+newest_running(const char *name)
 {
 	struct mns *n = ns_find(name);
 	int i;
 
 	for (i = n ? n->nwl - 1 : -1; i >= 0; i--)
 		if (n->wl[i].argv != NULL && !n->wl[i].exited)
-			return json_incref(n->wl[i].argv);
+			return &n->wl[i];
 	return NULL;
+}
+
+json_t *
+ns_workload_argv(const char *name)
+{
+	const struct workload *w = newest_running(name);
+
+	return w != NULL ? json_incref(w->argv) : NULL;
+}
+
+/* Is the newest running workload gated (launch.h)? */
+int
+ns_workload_gate(const char *name)
+{
+	const struct workload *w = newest_running(name);
+
+	return w != NULL && w->gate;
 }
 
 /* The newest running workload's pid if it is checkpointed, else 0. */
 pid_t
 ns_workload_ckpt(const char *name)
 {
-	struct mns *n = ns_find(name);
-	int i;
+	const struct workload *w = newest_running(name);
 
-	for (i = n ? n->nwl - 1 : -1; i >= 0; i--)
-		if (n->wl[i].argv != NULL && !n->wl[i].exited)
-			return n->wl[i].ckpt ? n->wl[i].pid : 0;
-	return 0;
+	return w != NULL && w->ckpt ? w->pid : 0;
 }
 
 /* The description a peer sent: RES_OK, or a result code and msg. */
@@ -892,7 +920,8 @@ ns_can_host(const char *name, json_t *addrs, char *msg, size_t msglen)
 
 /* A namespace that came in by migration, its workload running. */
 int
-ns_adopt(const char *name, json_t *desc, json_t *argv, pid_t pid, int ckpt)
+ns_adopt(const char *name, json_t *desc, json_t *argv, pid_t pid, int ckpt,
+    int gate)
 {
 	struct mns *n;
 	const char *mac = "";
@@ -908,7 +937,7 @@ ns_adopt(const char *name, json_t *desc, json_t *argv, pid_t pid, int ckpt)
 	n->routes = json_incref(json_object_get(desc, "routes"));
 	n->created = time(NULL);
 	if (argv != NULL && pid > 0)
-		add_workload(n, pid, argv, ckpt);
+		add_workload(n, pid, argv, ckpt, gate);
 	TAILQ_INSERT_TAIL(&nslist, n, entry);
 	nscount++;
 	state_save();

@@ -39,10 +39,12 @@ json_t	*ns_workload_argv(const char *name);	/* newest running, or NULL */
 /* That one's pid if it runs in checkpoint mode (it moves with its
  * memory), else 0. */
 pid_t	ns_workload_ckpt(const char *name);
+/* Is it gated: restarted before going live, waiting at its gate? */
+int	ns_workload_gate(const char *name);
 int	ns_can_host(const char *name, json_t *addrs, char *msg,
 	    size_t msglen);
 int	ns_adopt(const char *name, json_t *desc, json_t *argv, pid_t pid,
-	    int ckpt);
+	    int ckpt, int gate);
 void	ns_forget(const char *name);
 void	ns_logpath(const char *name, char *buf, size_t len);
 
@@ -58,7 +60,7 @@ pid_t	workload_start(const char *ns, const int *fds, char *const *names,
 /* The same in two steps (launch.h): ready to exec, then go or cancel. */
 struct launch_pending;
 int	workload_prepare(const char *ns, const int *fds, char *const *names,
-	    size_t nfds, char *const *argv, struct launch_pending *,
+	    size_t nfds, char *const *argv, int gate, struct launch_pending *,
 	    char *err, size_t errlen);
 /* The namespace's cgroup: CGROUP_ROOT/NAME (after ns_cgroup_resolve()
  * made "auto" a path). */

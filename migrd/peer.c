@@ -58,6 +58,7 @@ struct session {
 						   tails (frame.h) */
 	int			 repair_path;	/* and records with the
 						   connections' paths */
+	int			 gate;		/* and gated workloads */
 	uint64_t		 tx_json;	/* JSON bytes sent */
 	uint64_t		 cert_names;	/* bit i: peers[i] (tlsd.h) */
 	char			 tls[16];	/* "TLSv1.3" */
@@ -249,7 +250,9 @@ static void
 send_hello(struct session *s)
 {
 	/* raw-images: a piece of an image as a binary tail (frame.h) */
-	json_t *caps = json_pack("[s,s]", "heartbeat", "raw-images");
+	/* gate: a workload's "gate" in PREPARE (launch.h) */
+	json_t *caps = json_pack("[s,s,s]", "heartbeat", "raw-images",
+	    "gate");
 
 	if (caps != NULL && migrd.conf.compress == CONF_COMPRESS_DEFLATE)
 		json_array_append_new(caps, json_string("deflate"));
@@ -287,6 +290,7 @@ sess_caps(struct session *s, json_t *hello)
 {
 	s->raw_images = hello_has(hello, "raw-images");
 	s->repair_path = hello_has(hello, "repair-path");
+	s->gate = hello_has(hello, "gate");
 	if (migrd.conf.compress != CONF_COMPRESS_DEFLATE ||
 	    !hello_has(hello, "deflate"))
 		return 0;
@@ -1011,6 +1015,15 @@ peer_send_tail(const char *name, int type, json_t *payload, const void *tail,
 	}
 	return sess_send_tail(p->sess, (uint16_t)type, payload, tail,
 	    taillen);
+}
+
+int
+peer_takes_gate(const char *name)
+{
+	struct peer *p = find_peer(name);
+
+	return p != NULL && p->sess != NULL && p->sess->state == S_UP &&
+	    p->sess->gate;
 }
 
 int

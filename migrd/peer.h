@@ -24,6 +24,9 @@ int	 peer_send(const char *name, int type, json_t *payload);
 int	 peer_send_tail(const char *name, int type, json_t *payload,
 	    const void *tail, size_t taillen);
 int	 peer_raw_images(const char *name);
+/* The peer announced "gate": it starts a gated workload before going
+ * live (launch.h); to any other it is sent as an ordinary one. */
+int	 peer_takes_gate(const char *name);
 /* Both hosts restore what a connection knew of its path (TCP_REPAIR_PATH
  * of migr's kernel series), and repair-path is on here. */
 int	 peer_repair_path(const char *name);

@@ -178,8 +178,8 @@ ns_cgroup_pids(const char *ns)
 
 static int
 prepare(const char *ns, const int *fds, char *const *names, size_t nfds,
-    char *const *argv, int ckpt, struct launch_pending *lp, char *err,
-    size_t errlen)
+    char *const *argv, int ckpt, int gate, struct launch_pending *lp,
+    char *err, size_t errlen)
 {
 	char cg[PATH_MAX], logpath[PATH_MAX];
 	/* what a workload must not reach: migrd's key, its control
@@ -196,7 +196,7 @@ prepare(const char *ns, const int *fds, char *const *names, size_t nfds,
 		.fds = fds, .names = names, .nfds = nfds,
 		.uid = migrd.workload_uid, .gid = migrd.workload_gid,
 		.caps = migrd.conf.workload_caps, .hide = hide,
-		.pidns = ckpt,
+		.pidns = ckpt, .gate = gate,
 	};
 
 	ns_cgroup_path(ns, cg, sizeof(cg));
@@ -206,10 +206,10 @@ prepare(const char *ns, const int *fds, char *const *names, size_t nfds,
 
 int
 workload_prepare(const char *ns, const int *fds, char *const *names,
-    size_t nfds, char *const *argv, struct launch_pending *lp, char *err,
-    size_t errlen)
+    size_t nfds, char *const *argv, int gate, struct launch_pending *lp,
+    char *err, size_t errlen)
 {
-	return prepare(ns, fds, names, nfds, argv, 0, lp, err, errlen);
+	return prepare(ns, fds, names, nfds, argv, 0, gate, lp, err, errlen);
 }
 
 pid_t
@@ -218,7 +218,7 @@ workload_start(const char *ns, const int *fds, char *const *names,
 {
 	struct launch_pending lp;
 
-	if (prepare(ns, fds, names, nfds, argv, ckpt, &lp, err, errlen) < 0)
+	if (prepare(ns, fds, names, nfds, argv, ckpt, 0, &lp, err, errlen) < 0)
 		return -1;
 	return launch_go(&lp, err, errlen);
 }

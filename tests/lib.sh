@@ -68,5 +68,19 @@ service_ns_del() {
 	gx "$1" "ip netns pids $2 2>/dev/null | xargs -r kill -9; ip netns del $2; ip link del v$2" >/dev/null 2>&1
 }
 
+# neigh_after_ask GUEST ADDR...: GUEST's neighbour entries for ADDRs
+# (IPv4 or IPv6), half a second after its kernel was made to ask again
+neigh_after_ask() {
+	local g=$1
+	shift
+	gx "$g" "for a in $*; do
+			f=-4; case \$a in *:*) f=-6;; esac
+			ip \$f neigh flush to \$a
+			(ping \$f -c1 -W1 \$a >/dev/null 2>&1 &)
+		done
+		sleep 0.5
+		for a in $*; do ip neigh show to \$a; done"
+}
+
 # kv REPORT KEY: the value of KEY in a "k=v k=v" report line.
 kv() { tr ' ' '\n' <<<"$1" | sed -n "s/^$2=//p" | tail -n1; }

@@ -78,9 +78,11 @@ for _ in $(seq 100); do
 done
 x host1 "$MIGCTL peers"
 
-say "host1: namespace svc (10.77.0.100, fd00:77::100) running the test service"
+# gated: each destination starts it before going live, and it waits at
+# its gate (MIGR_GATE_FD) until its sockets are live
+say "host1: namespace svc (10.77.0.100, fd00:77::100) running the test service, gated"
 x host1 "$MIGCTL ns create svc --addr 10.77.0.100/24 --addr fd00:77::100/64 --mac 52:54:00:77:01:00 &&
-	$MIGCTL run svc -- $SERVE && sleep 1 && ip netns exec svc ss -Htln"
+	$MIGCTL run svc --gate -- $SERVE && sleep 1 && ip netns exec svc ss -Htln"
 
 say "client: 16 connections (IPv4 and IPv6, 4 idle), 16 kB/s each way, a new connection every 500 ms"
 x client "setsid $W/streamc -c 10.77.0.100:7000 -c '[fd00:77::100]:7000' -c 10.77.0.100:7001,idle \

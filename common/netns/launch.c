@@ -372,7 +372,7 @@ child(const struct launch_spec *sp, int wfd, int gofd)
 	 * FD_SETSIZE too), so the dup2()s there replace only what would be
 	 * closed anyway.
 	 */
-	base = 3 + (int)sp->nfds;
+	base = 3 + (int)sp->nfds + (sp->gate ? 1 : 0);
 	if (fd > base)
 		base = fd;
 	for (i = 0; i < sp->nfds; i++)
@@ -409,9 +409,19 @@ child(const struct launch_spec *sp, int wfd, int gofd)
 		unsetenv("LISTEN_FDS");
 		unsetenv("LISTEN_FDNAMES");
 	}
+	/* the gate: the program's own end of the go pipe, above its
+	 * sockets (base is above it, so nothing needed is replaced) */
+	unsetenv(LAUNCH_GATE_ENV);
+	if (sp->gate) {
+		if (dup2(gofd, 3 + (int)sp->nfds) < 0)	/* clears CLOEXEC */
+			child_fail(wfd, 3);
+		snprintf(num, sizeof(num), "%zu", 3 + sp->nfds);
+		setenv(LAUNCH_GATE_ENV, num, 1);
+	}
 	/* nothing else of the caller's leaks into the workload (its peer
 	 * sessions would be collected with it at the next migration) */
-	if (close_range(3 + (unsigned)sp->nfds, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
+	if (close_range(3 + (unsigned)sp->nfds + (sp->gate ? 1U : 0U), ~0U,
+	    CLOSE_RANGE_CLOEXEC) < 0)
 		child_fail(wfd, 5);
 	if (drop_privileges(sp) < 0)
 		child_fail(wfd, ST_PRIVS);
@@ -420,7 +430,8 @@ child(const struct launch_spec *sp, int wfd, int gofd)
 		child_fail(wfd, ST_CHECK);
 	if (write(wfd, &ready, sizeof(ready)) != (ssize_t)sizeof(ready))
 		_exit(126);
-	if (read(gofd, &go, 1) != 1)
+	/* gated, the program itself waits for the byte */
+	if (!sp->gate && read(gofd, &go, 1) != 1)
 		_exit(0);		/* cancelled */
 	execv(sp->argv[0], sp->argv);
 	child_fail(wfd, 6);
@@ -483,6 +494,11 @@ launch_prepare(const struct launch_spec *sp, struct launch_pending *lp,
 		    "more than %d sockets", LAUNCH_MAX_FDS);
 		return -1;
 	}
+	if (sp->gate && sp->pidns) {
+		errbuf(err, errlen, "a gated program is not started in a pid "
+		    "namespace");
+		return -1;
+	}
 	if (pipe2(st, O_CLOEXEC) < 0) {
 		errbuf_errno(err, errlen, "pipe");
 		return -1;
@@ -509,7 +525,8 @@ launch_prepare(const struct launch_spec *sp, struct launch_pending *lp,
 	close(st[1]);
 	close(go[0]);
 	if ((sp->pidns && (pid = child_pidns(pid, st[0], err, errlen)) < 0) ||
-	    child_status(pid, st[0], ST_READY, NULL, err, errlen) < 0) {
+	    child_status(pid, st[0], ST_READY, NULL, err, errlen) < 0 ||
+	    (sp->gate && child_status(pid, st[0], 0, NULL, err, errlen) < 0)) {
 		close(st[0]);
 		close(go[1]);
 		return -1;
@@ -517,6 +534,10 @@ launch_prepare(const struct launch_spec *sp, struct launch_pending *lp,
 	lp->pid = pid;
 	lp->go = go[1];
 	lp->status = st[0];
+	if (sp->gate) {			/* it runs: only the gate is left */
+		close(st[0]);
+		lp->status = -1;
+	}
 	return 0;
 }
 
@@ -529,10 +550,13 @@ launch_go(struct launch_pending *lp, char *err, size_t errlen)
 	if (write(lp->go, "g", 1) != 1) {
 		errbuf_errno(err, errlen, "the workload is gone");
 		rc = -1;
-	} else
+	} else if (lp->status >= 0)
 		rc = child_status(pid, lp->status, 0, NULL, err, errlen);
+	else
+		rc = 0;			/* gated: it ran already */
 	close(lp->go);
-	close(lp->status);
+	if (lp->status >= 0)
+		close(lp->status);
 	lp->pid = -1;
 	lp->go = lp->status = -1;
 	return rc < 0 ? -1 : pid;
@@ -546,7 +570,10 @@ launch_cancel(struct launch_pending *lp)
 	if (lp->pid <= 0)
 		return;
 	close(lp->go);		/* the child exits */
-	close(lp->status);
+	if (lp->status >= 0)
+		close(lp->status);
+	else
+		kill(lp->pid, SIGKILL);	/* a gated program: not waited for */
 	while (waitpid(lp->pid, &status, 0) < 0 && errno == EINTR)
 		;
 	lp->pid = -1;

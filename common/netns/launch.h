@@ -68,6 +68,8 @@ struct launch_spec {
 	uint64_t	  caps;		/* bit per CAP_*: kept, ambient */
 	const char *const *hide;	/* NULL-terminated, or NULL */
 	int		  pidns;	/* pid 1 of a pid namespace */
+	int		  gate;		/* launch_prepare() execs at once,
+					 * the program waits at its gate */
 };
 
 pid_t	launch_workload(const struct launch_spec *, char *err, size_t errlen);
@@ -90,11 +92,21 @@ int	launch_keeper(const struct launch_spec *, char *err, size_t errlen);
  * (it holds them; the caller keeps its own descriptors).  launch_go()
  * lets it exec: its pid, or -1 (the exec failed).  launch_cancel() ends
  * it before exec (it exits, holding nothing).
+ *
+ * With gate, launch_prepare() lets the program exec at once, so that it
+ * starts while its sockets are still in repair, and returns once the
+ * exec succeeded.  The program finds the read end of a pipe at the fd
+ * named by MIGR_GATE_FD (just above its sockets) and must not touch a
+ * socket before it has read one byte there: launch_go() writes it and
+ * returns the pid.  End of file there means the move was undone: the
+ * program should exit without touching its sockets, and launch_cancel()
+ * does not wait for that, it kills the program (SIGKILL) and reaps it.
  */
+#define LAUNCH_GATE_ENV	"MIGR_GATE_FD"
 struct launch_pending {
 	pid_t	pid;
-	int	go;		/* a byte: exec; closed: exit */
-	int	status;
+	int	go;		/* a byte: exec (gate: go on); closed: exit */
+	int	status;		/* the exec's status; -1: it ran already */
 };
 int	launch_prepare(const struct launch_spec *, struct launch_pending *,
 	    char *err, size_t errlen);

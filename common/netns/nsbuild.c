@@ -216,6 +216,21 @@ read_word(const char *path, char *buf, size_t len)
 	return rc;
 }
 
+/*
+ * The outer end up, alone: the pair gets its carrier while the records
+ * stream.  The kernel reports a carrier through linkwatch, up to a
+ * second later, and a bridge enables a port only once its operstate is
+ * up: brought up by nsbuild_attach() itself, the port would start
+ * forwarding only that second into the commit, with the service
+ * stalled.  Alone, the outer end reaches nothing but the locked inner
+ * one.
+ */
+int
+nsbuild_carrier(const char *hostif, char *err, size_t errlen)
+{
+	return rtnl_link_set(-1, hostif, NULL, NULL, err, errlen);
+}
+
 int
 nsbuild_attach(const char *hostif, const char *bridge, char *err,
     size_t errlen)

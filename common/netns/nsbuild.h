@@ -9,6 +9,8 @@
  *					   the moved name, MAC and MTU; the
  *					   outer end vNS down, on no bridge),
  *					   links up inside, addresses, routes
+ *	nsbuild_carrier("vNS");		   the outer end up, still on no
+ *					   bridge: carrier now, not at commit
  *	... restore sockets ...
  *	nsbuild_attach("vNS", "br0");	   commit: the ns joins the LAN
  *	or nsbuild_delete(ns, "vNS");	   discard
@@ -27,6 +29,7 @@
 int	nsbuild_create(const char *ns, char *err, size_t errlen);
 int	nsbuild_apply(const char *ns, const struct nsdump *, const char *hostif,
 	    char *err, size_t errlen);
+int	nsbuild_carrier(const char *hostif, char *err, size_t errlen);
 int	nsbuild_attach(const char *hostif, const char *bridge, char *err,
 	    size_t errlen);
 int	nsbuild_delete(const char *ns, const char *hostif, char *err,

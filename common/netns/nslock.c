@@ -15,18 +15,44 @@
 	"{ type filter hook input priority -400; policy drop; }\n" \
 	"add chain inet " NSLOCK_TABLE " out " \
 	"{ type filter hook output priority -400; policy drop; }\n" \
+	"add chain inet " NSLOCK_TABLE " nd_in\n" \
+	"add chain inet " NSLOCK_TABLE " nd_out\n" \
 	"add rule inet " NSLOCK_TABLE " in iif lo accept\n" \
-	"add rule inet " NSLOCK_TABLE " out oif lo accept\n"
-/* ARP is a family of its own: a locked source that answered an ARP
- * request would teach the LAN's switches its old port again */
+	"add rule inet " NSLOCK_TABLE " out oif lo accept\n" \
+	"add rule inet " NSLOCK_TABLE " in jump nd_in\n" \
+	"add rule inet " NSLOCK_TABLE " out jump nd_out\n"
+/* ARP is a family of its own: a namespace that answers an ARP request
+ * teaches the LAN's switches where its MAC is */
 #define LOCK_ARP \
 	"add table arp " NSLOCK_TABLE "\n" \
 	"add chain arp " NSLOCK_TABLE " in " \
 	"{ type filter hook input priority -400; policy drop; }\n" \
 	"add chain arp " NSLOCK_TABLE " out " \
 	"{ type filter hook output priority -400; policy drop; }\n"
+/*
+ * A source still owns its addresses until COMMIT: it answers who asks
+ * for them (an ARP request, a neighbour solicitation), and nothing
+ * else.  Silent, a long freeze (tens of MiB queued: 30 s in the TCG
+ * lab) outlasts the LAN's neighbour entries: once the kernel of a
+ * client or router gives up on the address, a connect() under way fails
+ * with "No route to host" instead of waiting for the move.  The answers
+ * are marked with SOCCR_MARK (0xC114, criu/soccr.h), the one mark the
+ * lock CRIU's dump adds in checkpoint mode lets through.  nslock_mute()
+ * empties these chains before COMMIT, so the old port is never taught
+ * again once the destination may announce the new one.
+ */
+#define SOCCR_MARK	"0xc114"
+#define ANSWER_RULES \
+	"add rule inet " NSLOCK_TABLE " nd_in icmpv6 type nd-neighbor-solicit " \
+	"meta mark set " SOCCR_MARK " accept\n" \
+	"add rule inet " NSLOCK_TABLE " nd_out icmpv6 type nd-neighbor-advert " \
+	"meta mark set " SOCCR_MARK " accept\n" \
+	"add rule arp " NSLOCK_TABLE " in arp operation request accept\n" \
+	"add rule arp " NSLOCK_TABLE " out arp operation reply accept\n"
 
 static const char lock_rules[] = LOCK_INET LOCK_ARP;
+
+static const char lock_rules_source[] = LOCK_INET LOCK_ARP ANSWER_RULES;
 
 /* The replaying lock: what comes in goes to the queue migrd reads
  * (replay.h), with no "bypass": unread, it is dropped (fail closed). */
@@ -34,7 +60,13 @@ static const char lock_rules[] = LOCK_INET LOCK_ARP;
 #define STR(x)	STR_(x)
 static const char lock_rules_replay[] = LOCK_INET
 	"add rule inet " NSLOCK_TABLE " in queue num " STR(REPLAY_QUEUE_NUM) "\n"
-	LOCK_ARP;
+	LOCK_ARP ANSWER_RULES;
+
+static const char mute_rules[] =
+	"flush chain inet " NSLOCK_TABLE " nd_in\n"
+	"flush chain inet " NSLOCK_TABLE " nd_out\n"
+	"flush chain arp " NSLOCK_TABLE " in\n"
+	"flush chain arp " NSLOCK_TABLE " out\n";
 
 /* Before the freeze: no new connection starts, so the handshakes under
  * way finish into an accept queue, where the dump finds them.  A SYN it
@@ -94,15 +126,44 @@ nslock_take(const char *ns, char *err, size_t errlen)
 }
 
 int
-nslock_take_replay(const char *ns, char *err, size_t errlen)
+nslock_take_source(const char *ns, int replay, char *err, size_t errlen)
 {
-	return nft_in_ns(ns, lock_rules_replay, NULL, 0, err, errlen);
+	return nft_in_ns(ns, replay ? lock_rules_replay : lock_rules_source,
+	    NULL, 0, err, errlen);
+}
+
+int
+nslock_mute(const char *ns, char *err, size_t errlen)
+{
+	return nft_in_ns(ns, mute_rules, NULL, 0, err, errlen);
 }
 
 int
 nslock_gate(const char *ns, char *err, size_t errlen)
 {
 	return nft_in_ns(ns, gate_rules, NULL, 0, err, errlen);
+}
+
+/*
+ * Our own tables, each gone whether it was there or not, in one
+ * transaction and without listing first ("add" before "delete" makes
+ * the delete of a missing table succeed; nftables 1.0.6 has no
+ * "destroy").  Each transaction costs a context and a ruleset fetch,
+ * tens of milliseconds under ASan in the lab, and a destination lifts
+ * its lock inside the downtime.
+ */
+static const char unlock_rules[] =
+	"add table inet " NSLOCK_TABLE "\n"
+	"delete table inet " NSLOCK_TABLE "\n"
+	"add table arp " NSLOCK_TABLE "\n"
+	"delete table arp " NSLOCK_TABLE "\n"
+	"add table inet " NSLOCK_GATE "\n"
+	"delete table inet " NSLOCK_GATE "\n";
+
+int
+nslock_unlock(const char *ns, char *err, size_t errlen)
+{
+	return nft_in_ns(ns, unlock_rules, NULL, 0, err, errlen);
 }
 
 /*

@@ -2,9 +2,11 @@
 /*
  * The traffic lock of a namespace during a migration: nftables tables
  * inside the namespace that drop every packet in and out except on
- * loopback (family inet), and every ARP packet (family arp), so no
- * segment reaches or leaves the sockets being moved and the locked
- * namespace says nothing that would draw its MAC's traffic back to it.
+ * loopback (family inet), and ARP (family arp), so no segment reaches
+ * or leaves the sockets being moved.  A source's lock still answers who
+ * asks for its addresses until just before COMMIT; after that, and on a
+ * destination, the locked namespace says nothing that would draw its
+ * MAC's traffic to it.
  * Made through libnftables.  The table is the lock's only state, so a
  * restarted daemon finds a lock it left (nslock_held).
  *
@@ -21,12 +23,22 @@
 #define NSLOCK_TABLE	"migr_lock"
 #define NSLOCK_GATE	"migr_gate"
 
+/* silent: a destination's (nothing there owns the addresses yet) */
 int	nslock_take(const char *ns, char *err, size_t errlen);
-/* The same lock, but what comes in is queued for migrd (replay.h), not
- * dropped: its reader must be bound first. */
-int	nslock_take_replay(const char *ns, char *err, size_t errlen);
-/* lock and gate, whichever is there */
+/*
+ * A source's: the same lock, except that ARP requests and neighbour
+ * solicitations are answered until nslock_mute(), which comes before
+ * COMMIT.  With replay, what comes in is queued for migrd (replay.h),
+ * not dropped: its reader must be bound first.
+ */
+int	nslock_take_source(const char *ns, int replay, char *err,
+	    size_t errlen);
+int	nslock_mute(const char *ns, char *err, size_t errlen);
+/* lock and gate, whichever is there, and CRIU's (checkpoint mode) */
 int	nslock_release(const char *ns, char *err, size_t errlen);
+/* lock and gate only, without listing the tables first: faster, for a
+ * namespace CRIU's dump never locked (a destination's) */
+int	nslock_unlock(const char *ns, char *err, size_t errlen);
 /*
  * The gate, before the freeze: incoming SYNs are dropped, everything
  * else passes, so handshakes under way finish into their listener's

@@ -624,6 +624,7 @@ mig_event(struct mig *m, enum mig_event ev)
 	struct mig_step st;
 	enum mig_state old;
 	unsigned bit;
+	double t_save;
 
 	if (m->in_step) {
 		if (m->nqueue < MIG_QUEUE_MAX)
@@ -641,6 +642,7 @@ mig_event(struct mig *m, enum mig_event ev)
 			    migfsm_event_name(ev), migfsm_state_name(m->state));
 		} else {
 			old = m->state;
+			t_save = mono_ms();
 			if (save_step(m, &st) == -1) {
 				/* a decision not written is not taken */
 				snprintf(m->reason, sizeof(m->reason), "state "
@@ -651,9 +653,18 @@ mig_event(struct mig *m, enum mig_event ev)
 				st = migfsm_unsaved(m->role, old);
 				(void)save_step(m, &st);
 			}
-			log_info("migration %s: %s: %s -> %s", m->id,
-			    migfsm_event_name(ev), migfsm_state_name(old),
-			    migfsm_state_name(st.next));
+			/* a written step says how long its write took */
+			t_save = mono_ms() - t_save;
+			if (st.actions & MA_PERSIST)
+				log_info("migration %s: %s: %s -> %s (written "
+				    "in %.1f ms)", m->id, migfsm_event_name(ev),
+				    migfsm_state_name(old),
+				    migfsm_state_name(st.next), t_save);
+			else
+				log_info("migration %s: %s: %s -> %s", m->id,
+				    migfsm_event_name(ev),
+				    migfsm_state_name(old),
+				    migfsm_state_name(st.next));
 			m->state = st.next;
 			m->failed = 0;
 			/* a new state, or the same one asked again */

@@ -21,6 +21,7 @@
 #include <event2/event.h>
 
 #include "announce.h"
+#include "clock.h"
 #include "launch.h"
 #include "committed.h"
 #include "log.h"
@@ -179,23 +180,29 @@ parse_records(json_t *records, struct nsdump *nd, char *why, size_t len)
 	return 0;
 }
 
-/* The workload: null, or {argv[, checkpoint]} of a program this host
- * has. */
+/* The workload: null, or {argv[, checkpoint | gate]} of a program
+ * this host has. */
 static int
 check_workload(json_t *wl, struct prep *p, char *why, size_t len)
 {
 	json_error_t jerr;
 	const char *prog;
 	json_t *ck = NULL;
+	int gate = 0;
 
 	p->argv = NULL;
 	if (json_is_null(wl))
 		return 0;
-	if (json_unpack_ex(wl, &jerr, JSON_STRICT, "{s:o,s?o}", "argv",
-	    &p->argv, "checkpoint", &ck) == -1) {
+	if (json_unpack_ex(wl, &jerr, JSON_STRICT, "{s:o,s?o,s?b}", "argv",
+	    &p->argv, "checkpoint", &ck, "gate", &gate) == -1) {
 		snprintf(why, len, "workload: %s", jerr.text);
 		return -1;
 	}
+	if (gate && ck != NULL) {
+		snprintf(why, len, "workload: checkpointed and gated");
+		return -1;
+	}
+	p->gate = gate;
 	if (ns_argv_check(p->argv, why, len) != RES_OK)
 		return -1;
 	prog = json_string_value(json_array_get(p->argv, 0));
@@ -355,6 +362,7 @@ dst_prepare(const char *peer, json_t *msg)
 	m->desc = json_incref(p.desc);
 	m->argv = p.argv ? json_incref(p.argv) : NULL;
 	m->ck = p.ckpt;
+	m->gate = p.gate;
 	m->ck_max = p.ck_max;
 	snprintf(m->ck_stdout, sizeof(m->ck_stdout), "%s",
 	    p.ck_stdout ? p.ck_stdout : "");
@@ -440,8 +448,8 @@ live_prepare(struct mig *m, char *err, size_t errlen)
 		goto out;
 	}
 	n = migdst_workload_fds(&m->dst, fds, names);
-	rc = workload_prepare(m->ns, fds, names, n, argv, &m->live, err,
-	    errlen);
+	rc = workload_prepare(m->ns, fds, names, n, argv, m->gate, &m->live,
+	    err, errlen);
 out:
 	free(fds);
 	free(names);
@@ -457,11 +465,13 @@ static void
 live_done(struct mig *m)
 {
 	struct timeval gap = { 0, MIGDST_REANNOUNCE_MS * 1000 };
+	double t0 = mono_ms(), t1, t2;
 	char err[256];
 	char *ns;
 
 	replay_dst_inject(m);
 	migdst_release(&m->dst);
+	t1 = mono_ms();
 	m->pid = 0;
 	if (m->live.pid > 0 &&
 	    (m->pid = launch_go(&m->live, err, sizeof(err))) < 0) {
@@ -474,14 +484,20 @@ live_done(struct mig *m)
 		ckpt_dst_go(m);
 		m->pid = m->ck_root;
 	}
-	ns_adopt(m->ns, m->desc, m->argv, m->pid, m->ck);
+	t2 = mono_ms();
+	ns_adopt(m->ns, m->desc, m->argv, m->pid, m->ck, m->gate);
 	if ((ns = strdup(m->ns)) != NULL &&
 	    event_base_once(migrd.base, -1, EV_TIMEOUT, reannounce_cb, ns,
 	    &gap) == -1)
 		free(ns);
 	m->going = 0;
+	/* each step of going live, for the loop watch's holds */
 	log_info("migration %s: %s live, %zu sockets out of repair in "
-	    "%.1f ms", m->id, m->ns, m->dst.fig.sockets, m->dst.fig.live_ms);
+	    "%.1f ms (attach %.1f, unlock %.1f, announce %.1f ms); then "
+	    "replay %.1f, workload %.1f, registry %.1f ms", m->id, m->ns,
+	    m->dst.fig.sockets, m->dst.fig.live_ms, m->dst.fig.attach_ms,
+	    m->dst.fig.unlock_ms, m->dst.fig.announce_ms, t1 - t0, t2 - t1,
+	    mono_ms() - t2);
 }
 
 /* The last slice, outside any step: live, COMMITTED if COMMIT asked for
@@ -682,11 +698,31 @@ dst_action(struct mig *m, unsigned action)
 			send_prepared(m);
 		break;
 	case MA_SEND_READY:
-		if (mig_fault("dst-ready-hold"))
-			break;
-		mig_send(m, MSG_MIG_READY, json_pack("{s:I,s:f}", "sockets",
-		    (json_int_t)m->rx.seq, "restore_ms",
-		    m->dst.fig.restore_ms));
+		if (!mig_fault("dst-ready-hold"))
+			mig_send(m, MSG_MIG_READY, json_pack("{s:I,s:f}",
+			    "sockets", (json_int_t)m->rx.seq, "restore_ms",
+			    m->dst.fig.restore_ms));
+		/*
+		 * A gated workload starts now, with its sockets still in
+		 * repair, while READY travels and the source decides: it
+		 * sets itself up during the commit and waits at its gate,
+		 * which opens once they are live.  If the move is undone it
+		 * is killed (launch_cancel()), having touched nothing.  A
+		 * program that cannot start fails the move: a COMMIT that
+		 * crossed FAILED finds it gone and is answered ABORTED.
+		 */
+		if (m->gate && !m->ck && m->live.pid <= 0) {
+			double t0 = mono_ms();
+
+			if (live_prepare(m, err, sizeof(err)) < 0) {
+				mig_fail(m, "%s cannot start %s's workload: %s",
+				    migrd.conf.hostname, m->ns, err);
+				break;
+			}
+			log_info("migration %s: %s's gated workload started, "
+			    "pid %ld (%.1f ms)", m->id, m->ns,
+			    (long)m->live.pid, mono_ms() - t0);
+		}
 		break;
 	case MA_SEND_FAILED:
 		m->told = 1;
@@ -880,13 +916,19 @@ rx_free(struct rx_stream *rx)
 static void
 take_commit(struct mig *m)
 {
+	double t0 = mono_ms();
 	char why[256];
 
-	if (m->state == MD_READY && !m->ck && m->live.pid <= 0 &&
-	    live_prepare(m, why, sizeof(why)) < 0) {
-		mig_fail(m, "%s cannot start %s's workload: %s",
-		    migrd.conf.hostname, m->ns, why);
-		return;
+	if (m->state == MD_READY && !m->ck && m->live.pid <= 0) {
+		if (live_prepare(m, why, sizeof(why)) < 0) {
+			mig_fail(m, "%s cannot start %s's workload: %s",
+			    migrd.conf.hostname, m->ns, why);
+			return;
+		}
+		if (m->live.pid > 0)
+			log_info("migration %s: %s's workload ready to start, "
+			    "pid %ld (%.1f ms)", m->id, m->ns,
+			    (long)m->live.pid, mono_ms() - t0);
 	}
 	mig_event(m, ME_RX_COMMIT);
 }

@@ -138,6 +138,8 @@ struct mig {
 						   destination: the restored
 						   root's, once restored */
 	int			 ck;		/* checkpoint mode */
+	int			 gate;		/* destination: the workload
+						   starts at READY, gated */
 	char			 ck_stdout[32];	/* "pipe:[INO]" its output
 						   went to, or "" */
 	char			 ck_dir[PATH_MAX + 96];	/* CRIU's images:
@@ -308,6 +310,7 @@ struct prep {
 	const char	*id, *ns;
 	json_t		*desc, *argv;
 	int		 ckpt;		/* checkpoint mode */
+	int		 gate;		/* a gated workload (launch.h) */
 	const char	*ck_stdout;	/* "pipe:[INO]" or "" */
 	struct nsdump	*nd;
 	json_int_t	 sockets;	/* as the source counted them */

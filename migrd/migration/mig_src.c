@@ -618,6 +618,19 @@ orphan_wait(struct mig *m)
 	freeze_now(m);
 }
 
+/* PREPARE's workload: its argv, and how it moves (checkpoint mode, or
+ * gated to a peer that takes it) */
+static json_t *
+workload_json(const struct mig *m)
+{
+	json_t *wl = ckpt_workload_json(m->ns, m->argv);
+
+	if (wl != NULL && !m->ck && ns_workload_gate(m->ns) &&
+	    peer_takes_gate(m->peer))
+		json_object_set_new(wl, "gate", json_true());
+	return wl;
+}
+
 /* COMMIT to the destination: the first one starts the commit phase's
  * clock; a repeat (in doubt) is the same message. */
 static void
@@ -627,6 +640,13 @@ send_commit(struct mig *m)
 	 * the same channel: the destination has it when it goes live */
 	replay_src_send(m);
 	if (m->t_commit == 0) {
+		char err[256];
+
+		/* a migrd that died between READY and COMMIT: it muted the
+		 * lock before it wrote "committing"; repeated, it costs one
+		 * transaction after a restart */
+		if (m->restarted && nslock_mute(m->ns, err, sizeof(err)) < 0)
+			log_warnx("migration %s: %s", m->id, err);
 		m->t_commit = mono_ms();
 		m->rq_at_commit = m->rq_sent;
 		if (m->rq_on)
@@ -677,8 +697,7 @@ src_action(struct mig *m, unsigned action)
 		if (mig_send(m, MSG_MIG_PREPARE, json_pack("{s:s,s:s,s:O,s:O,"
 		    "s:i,s:o*}", "ns", m->ns, "from", migrd.conf.hostname,
 		    "namespace", m->desc, "records", m->records, "sockets",
-		    m->checked_socks, "workload",
-		    ckpt_workload_json(m->ns, m->argv))) == -1)
+		    m->checked_socks, "workload", workload_json(m))) == -1)
 			mig_fail(m, "cannot send prepare to %s", m->peer);
 		break;
 	case MA_FREEZE_DUMP:
@@ -820,6 +839,7 @@ src_rx(struct mig *m, int type, json_t *msg)
 	int rc = src_answer(type, msg, &a);
 	json_int_t n = a.n, pid = a.pid;
 	double ms = a.ms;
+	char err[256];
 
 	switch (type) {
 	case MSG_MIG_PREPARED:
@@ -852,6 +872,13 @@ src_rx(struct mig *m, int type, json_t *msg)
 		m->ms[PH_TRANSFER] = mono_ms() - m->t_dump_done;
 		mig_progress(m, "ready", "%s restored %lld sockets (%.1f ms)",
 		    m->peer, (long long)n, ms);
+		/* from COMMIT on the destination may announce the addresses:
+		 * this host answers for them no more (nslock.h) */
+		if (nslock_mute(m->ns, err, sizeof(err)) < 0) {
+			mig_fail(m, "cannot stop %s answering for its "
+			    "addresses before COMMIT: %.200s", m->ns, err);
+			break;
+		}
 		mig_event(m, ME_RX_READY);
 		break;
 	case MSG_MIG_COMMITTED:
@@ -875,9 +902,10 @@ src_rx(struct mig *m, int type, json_t *msg)
 		mig_event(m, ME_RX_COMMITTED);
 		break;
 	case MSG_MIG_ABORTED:
+		/* with no reason, the FAILED that crossed COMMIT says why */
 		if (a.reason != NULL)
 			copy_reason(m, a.reason, NULL);
-		else
+		else if (m->reason[0] == '\0')
 			snprintf(m->reason, sizeof(m->reason), "%s discarded "
 			    "the migration (ABORTED)", m->peer);
 		mig_event(m, ME_RX_ABORTED);

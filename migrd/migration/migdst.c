@@ -30,7 +30,8 @@ migdst_build(struct migdst *d, const char *ns, const char *hostif,
 		return -1;
 	/* locked before any of its links is up */
 	if (nslock_take(ns, err, errlen) < 0 ||
-	    nsbuild_apply(ns, dump, hostif, err, errlen) < 0) {
+	    nsbuild_apply(ns, dump, hostif, err, errlen) < 0 ||
+	    nsbuild_carrier(hostif, err, errlen) < 0) {
 		nsbuild_delete(ns, hostif, NULL, 0);
 		return -1;
 	}
@@ -115,14 +116,20 @@ migdst_restore(struct migdst *d, const struct sk_state *st, char *err,
 int
 migdst_attach(struct migdst *d, const char *bridge, char *err, size_t errlen)
 {
-	double t0 = mono_ms();
+	double t0 = mono_ms(), t1, t2;
 	char why[256];
 
-	if (nsbuild_attach(d->hostif, bridge, err, errlen) < 0 ||
-	    nslock_release(d->ns, err, errlen) < 0)
+	if (nsbuild_attach(d->hostif, bridge, err, errlen) < 0)
 		return -1;
+	t1 = mono_ms();
+	if (nslock_unlock(d->ns, err, errlen) < 0)
+		return -1;
+	t2 = mono_ms();
 	if (announce_addrs(d->ns, "eth0", why, sizeof(why)) < 0)
 		log_warnx("%s: %s: not announced: %s", __func__, d->ns, why);
+	d->fig.attach_ms = t1 - t0;
+	d->fig.unlock_ms = t2 - t1;
+	d->fig.announce_ms = mono_ms() - t2;
 	d->resumed = 0;
 	d->t_attach = t0;
 	return 0;

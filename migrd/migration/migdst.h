@@ -57,6 +57,8 @@ struct migdst_item {
 
 struct migdst_figures {
 	double		build_ms, restore_ms, live_ms;
+	/* going live, before the first socket leaves repair */
+	double		attach_ms, unlock_ms, announce_ms;
 	size_t		sockets;
 	size_t		reset;		/* could not resume: reset */
 };

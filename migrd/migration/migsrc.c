@@ -224,8 +224,7 @@ migsrc_freeze_finish(struct migsrc *s, int timeout_ms, char *err,
 	char why[256];
 
 	s->fig.freeze_ms = t1 - s->t_freeze;
-	if ((s->replay ? nslock_take_replay(s->ns, err, errlen) :
-	    nslock_take(s->ns, err, errlen)) < 0)
+	if (nslock_take_source(s->ns, s->replay, err, errlen) < 0)
 		goto out_thaw;
 	s->locked = 1;
 	s->fig.lock_ms = mono_ms() - t1;

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: ISC
 # Benchmark: the stall three kinds of peer see when svc moves host1 ->
 # host2, with the drop lock and with the replaying lock (migrd.conf
-# "lock"), for N connections of each kind.  Needs a lab that is up (make
+# "lock"), and with the replaying lock and streamd gated ("run --gate":
+# restarted before going live), for N connections of each kind.  Needs a lab that is up (make
 # lab-up) and the debug build the lab tests use (BUILD=build/check).
 # Prints a table; asserts nothing (the lab test 083 does).
 #
@@ -16,6 +17,8 @@
 #              towards svc are acknowledgements
 # "+ms" is the stall minus the migration's downtime (freeze to thaw);
 # the goal of the replaying lock is at most two round trips and 50 ms.
+# gate_ms/fork_ms (gated rows): how long streamd waited at its gate on
+# host2, and how long after its fork it reached the gate.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../lab/lib-migrd.sh"
 . "$(dirname "$0")/../lab/lib-migrate.sh"
@@ -29,9 +32,10 @@ ex() {		# MS DOWNTIME: "MS (+EXCESS)"
 }
 
 cell() {	# MODE N: one move, one line of the table
-	local mode=$1 n=$2 rtt r busy send recv d
-	mig_setup "commit-timeout 3000" "lock $mode" >/dev/null 2>&1 || { echo "$mode $n: setup failed"; return; }
-	svc_start host1 "$RATE" >/dev/null || { echo "$mode $n: svc did not start"; return; }
+	local mode=$1 n=$2 rtt r busy send recv d g lock=${1%+gate}
+	mig_setup "commit-timeout 3000" "lock $lock" >/dev/null 2>&1 || { echo "$mode $n: setup failed"; return; }
+	SVC_GATE=$([ "$mode" = "$lock" ] || echo 1) svc_start host1 "$RATE" >/dev/null ||
+		{ echo "$mode $n: svc did not start"; return; }
 	rtt=$(gx client "ping -c 5 -i 0.2 -q $SVC4" | sed -n 's|.* = [0-9.]*/\([0-9.]*\)/.*|\1|p')
 	gx client "rm -f /tmp/$NS.b /tmp/$NS.s /tmp/$NS.r
 		setsid $W/streamc -c $SVC4:7400 -c '[$SVC6]:7400' -n $n -r $RATE -d 0 -o /tmp/$NS.b </dev/null >/dev/null 2>&1 &
@@ -44,18 +48,23 @@ cell() {	# MODE N: one move, one line of the table
 		cat /tmp/$NS.b; cat /tmp/$NS.s; cat /tmp/$NS.r")
 	busy=$(sed -n 1p <<<"$r"); send=$(sed -n 2p <<<"$r"); recv=$(sed -n 3p <<<"$r")
 	d=$(rep .ms.downtime); d=${d%.*}
-	printf '%-7s %5s %8s %7s %16s %16s %16s %-9s %s\n' "$mode" "$n" "${d:--}" "${rtt:--}" \
+	# a gated streamd's own account: how long it waited at its gate,
+	# and how long after its fork it got there
+	g=$(gx host2 "sed -n 's/.*gate opened after \([0-9]*\) ms (at the gate \([0-9]*\) ms after.*/\1\/\2/p' /var/log/migr/$NS.log 2>/dev/null | tail -1")
+	printf '%-11s %5s %8s %7s %16s %16s %16s %-9s %-20s %s\n' "$mode" "$n" "${d:--}" "${rtt:--}" \
 		"$(ex "$(kv "$busy" longest_stall_ms)" "$d")" \
 		"$(ex "$(kv "$send" longest_ack_stall_ms)" "$d")" \
 		"$(ex "$(kv "$recv" longest_stall_ms)" "$d")" \
 		"$(kv "$busy" verdict)/$(kv "$send" mismatches)/$(kv "$recv" verdict)" \
-		"$(rep .lock.kept)/$(rep .lock.sent)/$(rep .lock.forwarded)/$(rep .lock.overflow)"
+		"$(rep .lock.kept)/$(rep .lock.sent)/$(rep .lock.forwarded)/$(rep .lock.overflow)" \
+		"${g:--}"
 }
 
-printf '%-7s %5s %8s %7s %16s %16s %16s %-9s %s\n' lock conns down_ms rtt_ms \
-	"busy ms" "send-only ms" "recv-only ms" verdicts "kept/sent/after/over"
+printf '%-11s %5s %8s %7s %16s %16s %16s %-9s %-20s %s\n' lock conns down_ms rtt_ms \
+	"busy ms" "send-only ms" "recv-only ms" verdicts "kept/sent/after/over" \
+	"gate_ms/fork_ms"
 for n in "${sizes[@]}"; do
-	for mode in drop replay; do
+	for mode in drop replay replay+gate; do
 		cell "$mode" "$n"
 	done
 done

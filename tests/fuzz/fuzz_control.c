@@ -83,7 +83,7 @@ adopt(const char *name, const char *addr)
 
 	desc = json_pack("{s:[s],s:[],s:s}", "addrs", addr, "routes", "mac",
 	    "");
-	if (desc == NULL || ns_adopt(name, desc, NULL, 0, 0) == -1)
+	if (desc == NULL || ns_adopt(name, desc, NULL, 0, 0, 0) == -1)
 		abort();
 	json_decref(desc);
 }

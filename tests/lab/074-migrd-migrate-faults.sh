@@ -178,6 +178,15 @@ gx host1 "setsid sh -c '$MIGCTL migrate $NS host2 >/tmp/$NS.mig 2>&1; echo rc=\$
 for i in $(seq 50); do
 	[ "$(gx host1 "$MIGCTL -j status | jq -r '.data.migrations[0].state'")" = frozen ] && break; sleep 0.1
 done
+# frozen and locked, before COMMIT: host1 still answers for svc's
+# addresses, so a kernel that asks again keeps its route (host2's asks:
+# the client's probes must not lose their entry)
+gx host1 "for i in \$(seq 50); do ip netns exec $NS nft list tables | grep -q 'arp migr_lock' && exit 0; sleep 0.1; done"
+n=$(neigh_after_ask host2 $SVC4 $SVC6)
+like "$n" "$SVC4 .*lladdr 52:54:00:77:01:80 REACHABLE" \
+	"locked before COMMIT, host1 answers ARP for svc"
+like "$n" "$SVC6 .*lladdr 52:54:00:77:01:80 REACHABLE" \
+	"locked before COMMIT, host1 answers neighbour solicitations for svc"
 out=$(mc host1 "cancel $NS; echo rc=\$?")
 is "$(sed -n 's/^rc=//p' <<<"$out")" 0 "migctl cancel while frozen exits 0"
 for i in $(seq 50); do gx host1 "grep -q ^rc= /tmp/$NS.mig" && break; sleep 0.1; done
@@ -199,6 +208,14 @@ st=$(gx host1 "$MIGCTL -j status | jq -c '.data.migrations[0] | {state, role, pe
 is "$st" '{"state":"in-doubt","role":"source","peer":"host2"}' "migctl status on host1 shows it in doubt"
 like "$(mc host1 status)" "in doubt with host2" "and says so in words"
 is "$(gx host1 "grep frozen $CG/cgroup.events")" "frozen 1" "host1 keeps svc frozen while in doubt"
+# after COMMIT host1 says nothing for svc: host2 may have announced it
+# (host2's kernel asks, its svc locked and detached: the client's entry
+# is left alone, or its probes would fail "No route to host" until one
+# of the hosts answers)
+n=$(neigh_after_ask host2 $SVC4 $SVC6)
+diag "$n"
+is "$(grep -c lladdr <<<"$n")" 0 \
+	"in doubt after COMMIT, host1 answers neither ARP nor neighbour solicitations for svc"
 out=$(mc host1 "ns delete $NS; echo rc=\$?")
 is "$(sed -n 's/^rc=//p' <<<"$out")" 18 "ns delete is refused while in doubt (18)"
 check "host2's migrd starts again" restart host2

@@ -55,10 +55,10 @@ mig_wipe() {
 }
 
 # svc_start GUEST [RATE] [SHUT]: create svc with its addresses and run
-# streamd in it through migrd
+# streamd in it through migrd (gated, "run --gate", with SVC_GATE set)
 svc_start() {
 	mc "$1" "ns create $NS --addr $SVC4/24 --addr $SVC6/64 --mac 52:54:00:77:01:80" >/dev/null &&
-	mc "$1" "run $NS -- $(serve_cmd "${2:-20000}" "${3:-4}")" >/dev/null &&
+	mc "$1" "run $NS ${SVC_GATE:+--gate} -- $(serve_cmd "${2:-20000}" "${3:-4}")" >/dev/null &&
 	svc_listening "$1"
 }
 

@@ -120,10 +120,15 @@ migrd_cleanup() {
 		gx "$g" "$MIGCTL -j ns list 2>/dev/null | jq -r '.data.namespaces[].name' 2>/dev/null |
 			while read -r n; do $MIGCTL ns delete \$n; done" >/dev/null 2>&1
 		migrd_stop "$g" >/dev/null 2>&1
-		# what held its event loop (loopwatch.c), kept for the lab's
+		# what held its event loop (loopwatch.c), with the four lines
+		# before each hold and the two after, kept for the lab's
 		# record before the log goes
-		gx "$g" "grep -h 'event loop held' /run/migrd/migrd.log 2>/dev/null |
+		gx "$g" "grep -h -B4 -A2 'event loop held' /run/migrd/migrd.log 2>/dev/null |
 			sed 's|^|$(basename "$0" .sh) $g: |' >> /mnt/lab/loop-holds.log" >/dev/null 2>&1
+		# and what each step of going live took (mig_dst.c's "live"
+		# line, the commit point's write before it)
+		gx "$g" "grep -hE 'sockets out of repair in|-> live \(written|workload (ready to start|started), pid' /run/migrd/migrd.log 2>/dev/null |
+			sed 's|^|$(basename "$0" .sh) $g: |' >> /mnt/lab/go-live.log" >/dev/null 2>&1
 		# one a failed test lost track of
 		gx "$g" "pkill -x migrd; sleep 0.3; pkill -9 -x migrd; true" >/dev/null 2>&1
 		gx "$g" 'rm -rf /var/lib/migrd/* /var/log/migr /run/migrd/migrd.sock /run/migrd/migrd.log' \

@@ -4,7 +4,8 @@
  * the lab tests.
  *
  *   nsmech freeze CGROUP | thaw CGROUP | kill CGROUP
- *   nsmech lock NS | unlock NS | locked NS     (locked: prints yes/no)
+ *   nsmech lock NS | lock-source NS | mute NS | unlock NS | locked NS
+ *                                              (locked: prints yes/no)
  *   nsmech collect CGROUP                      (one line per socket)
  *   nsmech announce NS IFNAME                  (prints frames sent)
  *   nsmech hold CGROUP NS MS                   freeze+lock, wait MS, unlock+thaw;
@@ -165,6 +166,10 @@ run(int argc, char **argv)
 		return cgroup_kill(arg, TIMEOUT_MS, E) < 0;
 	if (strcmp(cmd, "lock") == 0)
 		return nslock_take(arg, E) < 0;
+	if (strcmp(cmd, "lock-source") == 0)
+		return nslock_take_source(arg, 0, E) < 0;
+	if (strcmp(cmd, "mute") == 0)
+		return nslock_mute(arg, E) < 0;
 	if (strcmp(cmd, "unlock") == 0)
 		return nslock_release(arg, E) < 0;
 	if (strcmp(cmd, "locked") == 0) {

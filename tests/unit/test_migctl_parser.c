@@ -145,6 +145,33 @@ test_run_checkpoint(void **state)
 	assert_int_equal(run(&r, "run web --checkpoint"), 2);
 }
 
+/* run --gate: like --checkpoint, and never with it */
+static void
+test_run_gate(void **state)
+{
+	struct parse_result r;
+	json_t *req;
+	uint16_t type;
+
+	(void)state;
+	assert_int_equal(run(&r, "run web --gate -- /bin/cat"), 0);
+	assert_int_equal(r.gate, 1);
+	assert_int_equal(r.checkpoint, 0);
+	assert_non_null(req = parse_request(&r, &type));
+	assert_true(json_is_true(json_object_get(req, "gate")));
+	assert_null(json_object_get(req, "checkpoint"));
+	json_decref(req);
+	assert_int_equal(run(&r, "run web -- /bin/echo --gate"), 0);
+	assert_int_equal(r.gate, 0);
+	assert_non_null(req = parse_request(&r, &type));
+	assert_null(json_object_get(req, "gate"));
+	json_decref(req);
+	/* one mode: either option ends the options */
+	assert_int_equal(run(&r, "run web --gate --checkpoint -- /bin/cat"), 2);
+	assert_int_equal(run(&r, "run web --checkpoint --gate -- /bin/cat"), 2);
+	assert_int_equal(run(&r, "run web --gate"), 2);
+}
+
 static void
 test_errors(void **state)
 {
@@ -339,7 +366,7 @@ test_missing_messages(void **state)
 	check_msg("migrate web", 2, "migctl: missing argument\n"
 	    "valid here: HOST\n");
 	check_msg("run web", 2, "migctl: missing argument\n"
-	    "valid here: --checkpoint, --\n");
+	    "valid here: --checkpoint, --gate, --\n");
 	check_msg("resolve web", 2, "migctl: missing argument\n"
 	    "valid here: rollback, done\n");
 	/* what the tables cannot say */
@@ -396,11 +423,11 @@ test_extra_and_unknown_messages(void **state)
 	    "'commit'\nvalid here: rollback, done\n");
 	/* run's separator is "--" in full, never a prefix */
 	check_msg("run web sh", 2, "migctl: unknown argument 'sh'\n"
-	    "valid here: --checkpoint, --\n");
+	    "valid here: --checkpoint, --gate, --\n");
 	check_msg("run web - sh", 2, "migctl: unknown argument '-'\n"
-	    "valid here: --checkpoint, --\n");
+	    "valid here: --checkpoint, --gate, --\n");
 	check_msg("run web --- sh", 2, "migctl: unknown argument '---'\n"
-	    "valid here: --checkpoint, --\n");
+	    "valid here: --checkpoint, --gate, --\n");
 	check_msg("run web --checkpoint sh", 2, "migctl: unknown argument "
 	    "'sh'\nvalid here: --\n");
 	/* the empty word is no keyword's prefix */
@@ -721,7 +748,7 @@ test_usage(void **state)
 		"\n  status ", "\n  peers ", "\n  ns list ", "\n  ns show NS ",
 		"\n  ns create NS --addr ADDR/PLEN [--addr ...] [--mac MAC]\n",
 		"[--route DEST,GW ...]\n", "\n  ns delete NS ",
-		"\n  run NS [--checkpoint] -- CMD [ARG ...]",
+		"\n  run NS [--checkpoint | --gate] -- CMD [ARG ...]",
 		"\n  migrate NS HOST ",
 		"\n  cancel NS ", "\n  resolve NS rollback|done ",
 		"\n  history ", "JSON output, one object per line",
@@ -1120,6 +1147,7 @@ main(void)
 		cmocka_unit_test(test_ns_create),
 		cmocka_unit_test(test_run),
 		cmocka_unit_test(test_run_checkpoint),
+		cmocka_unit_test(test_run_gate),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_cancel_resolve),
 		cmocka_unit_test(test_resolve_force_request),

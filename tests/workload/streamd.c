@@ -38,6 +38,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 #include <event2/event.h>
 
@@ -259,6 +260,78 @@ listen_on(char *spec)
 	l->mode = m;
 }
 
+/*
+ * migrd's gate (MIGR_GATE_FD, for a workload run with "--gate"): started
+ * while its sockets are still in repair, streamd sets itself up, then
+ * waits for one byte there before it touches them.  End of file means
+ * the move was undone: it leaves, having touched nothing.
+ */
+static double
+since_ms(const struct timespec *a, const struct timespec *b)
+{
+	return (double)(b->tv_sec - a->tv_sec) * 1e3 +
+	    (double)(b->tv_nsec - a->tv_nsec) / 1e6;
+}
+
+/* This process's age in ms (its start time in /proc/self/stat, in
+ * clock ticks since boot: the fork, migrd's set-up of the child, exec
+ * and the runtime's start included), or -1 */
+static double
+age_ms(void)
+{
+	char buf[1024], *p;
+	unsigned long long start = 0;
+	struct timespec now;
+	FILE *f = fopen("/proc/self/stat", "r");
+	size_t n;
+	int i;
+
+	if (f == NULL)
+		return -1;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	if ((p = strrchr(buf, ')')) == NULL)
+		return -1;
+	/* after the name: fields 3 to 21, then starttime (22) */
+	for (i = 3; i <= 22 && p != NULL; i++)
+		p = strchr(p + 1, ' ');
+	if (p == NULL || sscanf(p + 1, "%llu", &start) != 1)
+		return -1;
+	clock_gettime(CLOCK_BOOTTIME, &now);
+	return ((double)now.tv_sec + (double)now.tv_nsec / 1e9 -
+	    (double)start / (double)sysconf(_SC_CLK_TCK)) * 1e3;
+}
+
+static void
+wait_gate(void)
+{
+	const char *g = getenv("MIGR_GATE_FD");
+	struct timespec t0, t1;
+	double age = age_ms();
+	ssize_t n;
+	char c;
+	int fd;
+
+	if (g == NULL)
+		return;
+	fd = atoi(g);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do
+		n = read(fd, &c, 1);
+	while (n < 0 && errno == EINTR);
+	if (n != 1) {
+		log_warnx("gate closed: the move was undone, leaving");
+		exit(0);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	close(fd);
+	unsetenv("MIGR_GATE_FD");
+	/* how long the set-up took, and how long the gate held it then */
+	log_warnx("gate opened after %.0f ms (at the gate %.0f ms after "
+	    "the fork)", since_ms(&t0, &t1), age);
+}
+
 /* Sockets handed over by the socket-activation convention. */
 static void
 adopt_fds(int *conn_fds, int *nconn)
@@ -367,6 +440,8 @@ main(int argc, char **argv)
 	base = event_base_new();
 	if (base == NULL)
 		fatalx("event_base_new");
+	/* nothing touches a socket before the gate opens */
+	wait_gate();
 	/* adopted listeners first, so that -l finds their ports taken */
 	adopt_fds(conn_fds, &nconn);
 	while ((c = getopt(argc, argv, "l:r:s:")) != -1) {
