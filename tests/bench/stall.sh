@@ -18,7 +18,10 @@
 # "+ms" is the stall minus the migration's downtime (freeze to thaw);
 # the goal of the replaying lock is at most two round trips and 50 ms.
 # gate_ms/fork_ms (gated rows): how long streamd waited at its gate on
-# host2, and how long after its fork it reached the gate.
+# host2, and how long after its fork it reached the gate.  rto/tlp: the
+# retransmission timeouts and tail loss probes counted in svc on host2
+# (TcpExt TCPTimeouts, TCPLossProbes) from its restore to just after
+# the move.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../lab/lib-migrd.sh"
 . "$(dirname "$0")/../lab/lib-migrate.sh"
@@ -32,7 +35,7 @@ ex() {		# MS DOWNTIME: "MS (+EXCESS)"
 }
 
 cell() {	# MODE N: one move, one line of the table
-	local mode=$1 n=$2 rtt r busy send recv d g lock=${1%+gate}
+	local mode=$1 n=$2 rtt r busy send recv d g to lock=${1%+gate}
 	mig_setup "commit-timeout 3000" "lock $lock" >/dev/null 2>&1 || { echo "$mode $n: setup failed"; return; }
 	SVC_GATE=$([ "$mode" = "$lock" ] || echo 1) svc_start host1 "$RATE" >/dev/null ||
 		{ echo "$mode $n: svc did not start"; return; }
@@ -43,6 +46,10 @@ cell() {	# MODE N: one move, one line of the table
 		setsid $W/streamc -c $SVC4:7400,recvonly -c '[$SVC6]:7400,recvonly' -n $n -d 0 -o /tmp/$NS.r </dev/null >/dev/null 2>&1 &"
 	sleep $((4 + n / 100))
 	migrate host1 host2
+	# the destination namespace's own counters (new with it): how often
+	# a restored socket's retransmission timer fired there, and how
+	# often it probed a tail, since the restore
+	to=$(gx host2 "ip netns exec $NS awk '/^TcpExt:/ { if (!h) { for (i = 1; i <= NF; i++) { if (\$i == \"TCPTimeouts\") t = i; if (\$i == \"TCPLossProbes\") p = i }; h = 1 } else print \$t \"/\" \$p }' /proc/net/netstat")
 	sleep 3
 	r=$(gx -t 60 client "pkill -TERM -x streamc; for i in \$(seq 100); do pgrep -x streamc >/dev/null || break; sleep 0.2; done
 		cat /tmp/$NS.b; cat /tmp/$NS.s; cat /tmp/$NS.r")
@@ -51,18 +58,18 @@ cell() {	# MODE N: one move, one line of the table
 	# a gated streamd's own account: how long it waited at its gate,
 	# and how long after its fork it got there
 	g=$(gx host2 "sed -n 's/.*gate opened after \([0-9]*\) ms (at the gate \([0-9]*\) ms after.*/\1\/\2/p' /var/log/migr/$NS.log 2>/dev/null | tail -1")
-	printf '%-11s %5s %8s %7s %16s %16s %16s %-9s %-20s %s\n' "$mode" "$n" "${d:--}" "${rtt:--}" \
+	printf '%-11s %5s %8s %7s %16s %16s %16s %-9s %-20s %-15s %s\n' "$mode" "$n" "${d:--}" "${rtt:--}" \
 		"$(ex "$(kv "$busy" longest_stall_ms)" "$d")" \
 		"$(ex "$(kv "$send" longest_ack_stall_ms)" "$d")" \
 		"$(ex "$(kv "$recv" longest_stall_ms)" "$d")" \
 		"$(kv "$busy" verdict)/$(kv "$send" mismatches)/$(kv "$recv" verdict)" \
 		"$(rep .lock.kept)/$(rep .lock.sent)/$(rep .lock.forwarded)/$(rep .lock.overflow)" \
-		"${g:--}"
+		"${g:--}" "${to:--}"
 }
 
-printf '%-11s %5s %8s %7s %16s %16s %16s %-9s %-20s %s\n' lock conns down_ms rtt_ms \
+printf '%-11s %5s %8s %7s %16s %16s %16s %-9s %-20s %-15s %s\n' lock conns down_ms rtt_ms \
 	"busy ms" "send-only ms" "recv-only ms" verdicts "kept/sent/after/over" \
-	"gate_ms/fork_ms"
+	"gate_ms/fork_ms" "rto/tlp"
 for n in "${sizes[@]}"; do
 	for mode in drop replay replay+gate; do
 		cell "$mode" "$n"
