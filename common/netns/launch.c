@@ -334,7 +334,7 @@ child(const struct launch_spec *sp, int wfd, int gofd)
 	char num[32], *fdnames;
 	sigset_t none;
 	size_t i;
-	int fd, nsfd, base, dirfd, hostnet;
+	int fd, nsfd, base, kept, dirfd, hostnet;
 
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
@@ -372,7 +372,9 @@ child(const struct launch_spec *sp, int wfd, int gofd)
 	 * FD_SETSIZE too), so the dup2()s there replace only what would be
 	 * closed anyway.
 	 */
-	base = 3 + (int)sp->nfds + (sp->gate ? 1 : 0);
+	/* what the program keeps: 0-2, its sockets, and its gate */
+	kept = 3 + (int)sp->nfds + (sp->gate ? 1 : 0);
+	base = kept;
 	if (fd > base)
 		base = fd;
 	for (i = 0; i < sp->nfds; i++)
@@ -420,8 +422,7 @@ child(const struct launch_spec *sp, int wfd, int gofd)
 	}
 	/* nothing else of the caller's leaks into the workload (its peer
 	 * sessions would be collected with it at the next migration) */
-	if (close_range(3 + (unsigned)sp->nfds + (sp->gate ? 1U : 0U), ~0U,
-	    CLOSE_RANGE_CLOEXEC) < 0)
+	if (close_range((unsigned)kept, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
 		child_fail(wfd, 5);
 	if (drop_privileges(sp) < 0)
 		child_fail(wfd, ST_PRIVS);

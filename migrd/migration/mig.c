@@ -625,6 +625,7 @@ mig_event(struct mig *m, enum mig_event ev)
 	enum mig_state old;
 	unsigned bit;
 	double t_save;
+	char written[40];
 
 	if (m->in_step) {
 		if (m->nqueue < MIG_QUEUE_MAX)
@@ -654,17 +655,13 @@ mig_event(struct mig *m, enum mig_event ev)
 				(void)save_step(m, &st);
 			}
 			/* a written step says how long its write took */
-			t_save = mono_ms() - t_save;
+			written[0] = '\0';
 			if (st.actions & MA_PERSIST)
-				log_info("migration %s: %s: %s -> %s (written "
-				    "in %.1f ms)", m->id, migfsm_event_name(ev),
-				    migfsm_state_name(old),
-				    migfsm_state_name(st.next), t_save);
-			else
-				log_info("migration %s: %s: %s -> %s", m->id,
-				    migfsm_event_name(ev),
-				    migfsm_state_name(old),
-				    migfsm_state_name(st.next));
+				snprintf(written, sizeof(written), " (written "
+				    "in %.1f ms)", mono_ms() - t_save);
+			log_info("migration %s: %s: %s -> %s%s", m->id,
+			    migfsm_event_name(ev), migfsm_state_name(old),
+			    migfsm_state_name(st.next), written);
 			m->state = st.next;
 			m->failed = 0;
 			/* a new state, or the same one asked again */

@@ -457,6 +457,27 @@ out:
 }
 
 /*
+ * The workload forked and ready (gated: running, at its gate), timed in
+ * the log as "what"; 0, or -1 and the migration failed (m may be gone).
+ */
+static int
+workload_ready(struct mig *m, const char *what)
+{
+	double t0 = mono_ms();
+	char why[256];
+
+	if (live_prepare(m, why, sizeof(why)) < 0) {
+		mig_fail(m, "%s cannot start %s's workload: %s",
+		    migrd.conf.hostname, m->ns, why);
+		return -1;
+	}
+	if (m->live.pid > 0)
+		log_info("migration %s: %s's %s, pid %ld (%.1f ms)", m->id,
+		    m->ns, what, (long)m->live.pid, mono_ms() - t0);
+	return 0;
+}
+
+/*
  * Every socket is out of repair: what reached the source meanwhile goes
  * in, and the workload (which holds its own copies since live_prepare())
  * runs.
@@ -711,18 +732,8 @@ dst_action(struct mig *m, unsigned action)
 		 * program that cannot start fails the move: a COMMIT that
 		 * crossed FAILED finds it gone and is answered ABORTED.
 		 */
-		if (m->gate && !m->ck && m->live.pid <= 0) {
-			double t0 = mono_ms();
-
-			if (live_prepare(m, err, sizeof(err)) < 0) {
-				mig_fail(m, "%s cannot start %s's workload: %s",
-				    migrd.conf.hostname, m->ns, err);
-				break;
-			}
-			log_info("migration %s: %s's gated workload started, "
-			    "pid %ld (%.1f ms)", m->id, m->ns,
-			    (long)m->live.pid, mono_ms() - t0);
-		}
+		if (m->gate && !m->ck && m->live.pid <= 0)
+			(void)workload_ready(m, "gated workload started");
 		break;
 	case MA_SEND_FAILED:
 		m->told = 1;
@@ -916,20 +927,9 @@ rx_free(struct rx_stream *rx)
 static void
 take_commit(struct mig *m)
 {
-	double t0 = mono_ms();
-	char why[256];
-
-	if (m->state == MD_READY && !m->ck && m->live.pid <= 0) {
-		if (live_prepare(m, why, sizeof(why)) < 0) {
-			mig_fail(m, "%s cannot start %s's workload: %s",
-			    migrd.conf.hostname, m->ns, why);
-			return;
-		}
-		if (m->live.pid > 0)
-			log_info("migration %s: %s's workload ready to start, "
-			    "pid %ld (%.1f ms)", m->id, m->ns,
-			    (long)m->live.pid, mono_ms() - t0);
-	}
+	if (m->state == MD_READY && !m->ck && m->live.pid <= 0 &&
+	    workload_ready(m, "workload ready to start") < 0)
+		return;
 	mig_event(m, ME_RX_COMMIT);
 }
 
