@@ -8,6 +8,7 @@
 # Prints a table; asserts nothing (the lab test 083 does).
 #
 #   tests/bench/stall.sh [N...]          (default 1 50 500)
+#   MODES="drop replay" tests/bench/stall.sh 1   (the rows to run)
 #
 # The peers, each a streamc of N connections, every byte verified:
 #   busy       RATE bytes/s each way per connection (default 2000)
@@ -17,6 +18,8 @@
 #              towards svc are acknowledgements
 # "+ms" is the stall minus the migration's downtime (freeze to thaw);
 # the goal of the replaying lock is at most two round trips and 50 ms.
+# streamd and streamc write every TICK ms (default 5; theirs is 50), so
+# that the stall is the move's and not up to two of their ticks.
 # gate_ms/fork_ms (gated rows): how long streamd waited at its gate on
 # host2, and how long after its fork it reached the gate.  rto/tlp: the
 # retransmission timeouts and tail loss probes counted in svc on host2
@@ -27,6 +30,7 @@
 . "$(dirname "$0")/../lab/lib-migrate.sh"
 trap mig_teardown EXIT
 RATE=${RATE:-2000}
+TICK=${TICK:-5}
 sizes=("$@")
 [ ${#sizes[@]} -gt 0 ] || sizes=(1 50 500)
 
@@ -37,14 +41,21 @@ ex() {		# MS DOWNTIME: "MS (+EXCESS)"
 cell() {	# MODE N: one move, one line of the table
 	local mode=$1 n=$2 rtt r busy send recv d g to lock=${1%+gate}
 	mig_setup "commit-timeout 3000" "lock $lock" >/dev/null 2>&1 || { echo "$mode $n: setup failed"; return; }
-	SVC_GATE=$([ "$mode" = "$lock" ] || echo 1) svc_start host1 "$RATE" >/dev/null ||
+	SVC_TICK=$TICK SVC_GATE=$([ "$mode" = "$lock" ] || echo 1) svc_start host1 "$RATE" >/dev/null ||
 		{ echo "$mode $n: svc did not start"; return; }
 	rtt=$(gx client "ping -c 5 -i 0.2 -q $SVC4" | sed -n 's|.* = [0-9.]*/\([0-9.]*\)/.*|\1|p')
 	gx client "rm -f /tmp/$NS.b /tmp/$NS.s /tmp/$NS.r
-		setsid $W/streamc -c $SVC4:7400 -c '[$SVC6]:7400' -n $n -r $RATE -d 0 -o /tmp/$NS.b </dev/null >/dev/null 2>&1 &
-		setsid $W/streamc -c $SVC4:7401 -c '[$SVC6]:7401' -n $n -r $RATE -d 0 -a -o /tmp/$NS.s </dev/null >/dev/null 2>&1 &
-		setsid $W/streamc -c $SVC4:7400,recvonly -c '[$SVC6]:7400,recvonly' -n $n -d 0 -o /tmp/$NS.r </dev/null >/dev/null 2>&1 &"
-	sleep $((4 + n / 100))
+		setsid $W/streamc -c $SVC4:7400 -c '[$SVC6]:7400' -n $n -r $RATE -t $TICK -d 0 -o /tmp/$NS.b </dev/null >/dev/null 2>&1 &
+		setsid $W/streamc -c $SVC4:7401 -c '[$SVC6]:7401' -n $n -r $RATE -t $TICK -d 0 -a -o /tmp/$NS.s </dev/null >/dev/null 2>&1 &
+		setsid $W/streamc -c $SVC4:7400,recvonly -c '[$SVC6]:7400,recvonly' -n $n -t $TICK -d 0 -o /tmp/$NS.r </dev/null >/dev/null 2>&1 &"
+	# every connection up and accepted by streamd (none waiting in an
+	# accept queue: a rollback could only reset those), within 120 s
+	gx -t 130 host1 "for i in \$(seq 240); do
+		e=\$(ip netns exec $NS ss -Htn state established '( sport = :7400 or sport = :7401 )' | wc -l)
+		q=\$(ip netns exec $NS ss -Htln | awk '{ q += \$2 } END { print q + 0 }')
+		[ \$e -ge $((3 * n)) ] && [ \$q -eq 0 ] && exit 0; sleep 0.5; done; exit 1" ||
+		echo "$mode $n: not every connection was up and accepted after 120 s" >&2
+	sleep 3
 	migrate host1 host2
 	# the destination namespace's own counters (new with it): how often
 	# a restored socket's retransmission timer fired there, and how
@@ -71,7 +82,7 @@ printf '%-11s %5s %8s %7s %16s %16s %16s %-9s %-20s %-15s %s\n' lock conns down_
 	"busy ms" "send-only ms" "recv-only ms" verdicts "kept/sent/after/over" \
 	"gate_ms/fork_ms" "rto/tlp"
 for n in "${sizes[@]}"; do
-	for mode in drop replay replay+gate; do
+	for mode in ${MODES:-drop replay replay+gate}; do
 		cell "$mode" "$n"
 	done
 done

@@ -10,7 +10,7 @@ SVC6=fd00:77::180
 # streamd's ports: 7400 busy both ways, 7401 idle, 7402 the client
 # half-closes, 7403 the service half-closes first
 serve_cmd() {
-	echo "$W/streamd -r ${1:-20000} -l [::]:7400 -l [::]:7401,rate=0 -l [::]:7402,linger=2 -l [::]:7403,shut=${2:-4} -s /tmp/$NS.stats"
+	echo "$W/streamd -r ${1:-20000} -l [::]:7400 -l [::]:7401,rate=0 -l [::]:7402,linger=2 -l [::]:7403,shut=${2:-4} -s /tmp/$NS.stats${SVC_TICK:+ -t $SVC_TICK}"
 }
 
 # mig_setup [CONF-LINE...]: both migrds up and peered, no svc anywhere;

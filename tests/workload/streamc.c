@@ -14,7 +14,10 @@
  * and raises its limit of open files to the hard limit.
  *
  *   streamc -c ADDR:PORT[,MODE] [-c ...]... [-n CONNS] [-r RATE]
- *           [-d SECONDS] [-p PROBE_MS] [-o REPORT] [-a]
+ *           [-d SECONDS] [-p PROBE_MS] [-o REPORT] [-a] [-t TICK_MS]
+ *
+ * It writes, and with -a looks at the acknowledged count, every -t
+ * milliseconds (default 50): a stall is measured to within a tick.
  *
  * Connections are spread round-robin over the -c targets (mix IPv4 and
  * IPv6 by giving both).  A target's MODE says what its service port
@@ -122,6 +125,7 @@ static uint64_t			 connect_failures, probes_ok, probes_failed;
  * acknowledgement that moves on: the stall of a peer that sends */
 static double			 ack_stall;
 static int			 ack_stalls;	/* -a: measure them */
+static long			 tick_ms = 50;	/* -t */
 static uint64_t			 closes_ok, unexpected_eofs;
 static struct probe		*probes;
 static const char		*report;
@@ -439,7 +443,7 @@ on_tick(evutil_socket_t fd, short what, void *arg)
 		}
 		if (ack_stalls)
 			ack_tick(cf, now);
-		flow_tick(cf->f, 0.05);
+		flow_tick(cf->f, tick_ms / 1000.0);
 	}
 	for (p = probes; p != NULL; p = next) {
 		next = p->next;
@@ -528,14 +532,14 @@ on_signal(evutil_socket_t sig, short what, void *arg)
 int
 main(int argc, char **argv)
 {
-	struct timeval tick = { 0, 50000 }, dur = { 0, 0 }, probe_tv;
+	struct timeval tick, dur = { 0, 0 }, probe_tv;
 	long conns = 1, duration = 10, probe_ms = 0;
 	int c;
 	char *end;
 
 	log_procinit("streamc");
 	log_init(LOG_TO_STDERR, 0, 0);
-	while ((c = getopt(argc, argv, "ac:n:r:d:p:o:")) != -1) {
+	while ((c = getopt(argc, argv, "ac:n:r:d:p:o:t:")) != -1) {
 		switch (c) {
 		case 'a':
 			ack_stalls = 1;
@@ -570,6 +574,11 @@ main(int argc, char **argv)
 		case 'o':
 			report = optarg;
 			break;
+		case 't':
+			tick_ms = strtol(optarg, &end, 10);
+			if (*end || tick_ms < 1 || tick_ms > 1000)
+				fatalx("bad tick '%s' (1 to 1000 ms)", optarg);
+			break;
 		default:
 			goto usage;
 		}
@@ -584,6 +593,8 @@ main(int argc, char **argv)
 	raise_nofile();
 	to_open = conns;
 	open_more();
+	tick.tv_sec = tick_ms / 1000;
+	tick.tv_usec = (tick_ms % 1000) * 1000;
 	event_add(event_new(base, -1, EV_PERSIST, on_tick, NULL), &tick);
 	if (probe_ms > 0) {
 		probe_tv.tv_sec = probe_ms / 1000;
@@ -603,6 +614,6 @@ main(int argc, char **argv)
 usage:
 	fprintf(stderr, "usage: streamc -c ADDR:PORT[,idle|,halfclose=S|,peershut|,reply|,recvonly]"
 	    "[,pause=A:B][,buf=N][,readrate=R]... [-n CONNS] "
-	    "[-r RATE] [-d SECONDS] [-p PROBE_MS] [-o REPORT] [-a]\n");
+	    "[-r RATE] [-d SECONDS] [-p PROBE_MS] [-o REPORT] [-a] [-t TICK_MS]\n");
 	return 2;
 }

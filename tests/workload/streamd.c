@@ -8,6 +8,10 @@
  * task left it, since the pattern depends on sequence numbers only.
  *
  *   streamd -l ADDR:PORT[,rate=R][,linger=S][,shut=S]... [-r RATE] [-s FILE]
+ *           [-t TICK_MS]
+ *
+ * It writes every -t milliseconds (default 50), the first time as soon as
+ * it has its sockets: a restarted streamd does not wait a tick to write.
  *
  * Each listener has a mode, and connections take the mode of the listener
  * whose port they were accepted on (adopted ones too):
@@ -81,6 +85,7 @@ static struct flow_stats	 stats;
 static struct mode		 default_mode = { 8192, 2.0, 0, 0, 0, 0, 0 };
 static uint64_t			 accepted, adopted, closed;
 static const char		*statsfile;
+static long			 tick_ms = 50;	/* -t */
 
 static struct listener *
 listener_by_port(int port)
@@ -406,7 +411,7 @@ on_tick(evutil_socket_t fd, short what, void *arg)
 			sf->shut_at = 0;
 			flow_shutdown_write(sf->f);
 		}
-		flow_tick(sf->f, 0.05);
+		flow_tick(sf->f, tick_ms / 1000.0);
 	}
 }
 
@@ -423,7 +428,7 @@ on_signal(evutil_socket_t sig, short what, void *arg)
 int
 main(int argc, char **argv)
 {
-	struct timeval tick = { 0, 50000 };
+	struct timeval tick;
 	struct rlimit rl;
 	int c, i, nconn, nspecs = 0, conn_fds[MAX_FLOWS];
 	char *end, *specs[MAX_LISTENERS];
@@ -444,7 +449,7 @@ main(int argc, char **argv)
 	wait_gate();
 	/* adopted listeners first, so that -l finds their ports taken */
 	adopt_fds(conn_fds, &nconn);
-	while ((c = getopt(argc, argv, "l:r:s:")) != -1) {
+	while ((c = getopt(argc, argv, "l:r:s:t:")) != -1) {
 		switch (c) {
 		case 'l':
 			if (nspecs == MAX_LISTENERS)
@@ -459,10 +464,15 @@ main(int argc, char **argv)
 		case 's':
 			statsfile = optarg;
 			break;
+		case 't':
+			tick_ms = strtol(optarg, &end, 10);
+			if (*end != '\0' || tick_ms < 1 || tick_ms > 1000)
+				fatalx("bad tick '%s' (1 to 1000 ms)", optarg);
+			break;
 		default:
 			fprintf(stderr, "usage: streamd -l ADDR:PORT[,rate=R]"
 			    "[,linger=S][,shut=S][,pause=A:B][,buf=N][,reply=N]... "
-			    "[-r RATE] [-s STATSFILE]\n");
+			    "[-r RATE] [-s STATSFILE] [-t TICK_MS]\n");
 			return 2;
 		}
 	}
@@ -477,6 +487,9 @@ main(int argc, char **argv)
 	if (nlisteners == 0 && nflows == 0)
 		fatalx("nothing to serve: give -l or sockets through LISTEN_FDS");
 
+	tick.tv_sec = tick_ms / 1000;
+	tick.tv_usec = (tick_ms % 1000) * 1000;
+	on_tick(-1, 0, NULL);
 	event_add(event_new(base, -1, EV_PERSIST, on_tick, NULL), &tick);
 	event_add(evsignal_new(base, SIGTERM, on_signal, NULL), NULL);
 	event_add(evsignal_new(base, SIGINT, on_signal, NULL), NULL);
