@@ -264,8 +264,9 @@ replay_read(int fd, struct replay_list *l, char *err, size_t errlen)
 	static char buf[REPLAY_PKT_MAX + 4096];
 	struct nfq_read_ctx c = { .list = l };
 	ssize_t n;
+	int reads;
 
-	for (;;) {
+	for (reads = 0; reads < REPLAY_READ_BATCH; reads++) {
 		n = recv(fd, buf, sizeof(buf), 0);
 		if (n < 0) {
 			if (errno == EAGAIN || errno == EWOULDBLOCK)

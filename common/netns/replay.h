@@ -60,8 +60,16 @@ void	replay_list_free(struct replay_list *);
 
 /* The queue's reader, made inside ns; its fd (non-blocking), or -1. */
 int	replay_open(const char *ns, size_t max_pkts, char *err, size_t errlen);
-/* Drain what is there into the list: the number of packets read, or -1
- * and err. */
+/*
+ * Read what is there into the list, REPLAY_READ_BATCH reads at most (a
+ * read may carry several packets): the number of packets read, or -1
+ * and err.  The bound keeps the caller's loop turning while packets
+ * come faster than it reads them (a thousand busy peers, in a slow
+ * guest): unbounded, the read would last as long as they keep coming,
+ * and the peer channel dies of the silence.  What is left is read on
+ * the next call (the fd stays readable).
+ */
+#define REPLAY_READ_BATCH	256
 int	replay_read(int fd, struct replay_list *, char *err, size_t errlen);
 
 /*

@@ -3,7 +3,9 @@
  * Unit tests for common/netns/replay.c: the bounds of what the replaying
  * lock keeps, what a destination accepts from its peer, and the
  * checksums of a packet given back (against packets whose checksums
- * were computed apart from this code, by Python's struct and socket).
+ * were computed apart from this code, by Python's struct and socket);
+ * how much one read of the queue takes (the queue played by a socket
+ * pair carrying NFQUEUE messages).
  */
 #include <arpa/inet.h>
 #include <setjmp.h>
@@ -12,7 +14,12 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 #include <cmocka.h>
+#include <libmnl/libmnl.h>
+#include <linux/netfilter.h>
+#include <linux/netfilter/nfnetlink.h>
+#include <linux/netfilter/nfnetlink_queue.h>
 
 #include "replay.h"
 
@@ -169,6 +176,85 @@ test_list_bounds(void **state)
 	replay_list_free(&l);
 }
 
+/* One NFQUEUE packet message, as the kernel sends it, with id and tcp4. */
+static void
+send_queued(int fd, uint32_t id)
+{
+	char buf[512];
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct nfqnl_msg_packet_hdr ph = { .packet_id = htonl(id) };
+	struct nfgenmsg *g;
+
+	nlh->nlmsg_type = (NFNL_SUBSYS_QUEUE << 8) | NFQNL_MSG_PACKET;
+	g = mnl_nlmsg_put_extra_header(nlh, sizeof(*g));
+	g->nfgen_family = AF_UNSPEC;
+	g->version = NFNETLINK_V0;
+	mnl_attr_put(nlh, NFQA_PACKET_HDR, sizeof(ph), &ph);
+	mnl_attr_put(nlh, NFQA_PAYLOAD, sizeof(tcp4), tcp4);
+	assert_int_equal(send(fd, nlh, nlh->nlmsg_len, 0), nlh->nlmsg_len);
+}
+
+/* The id of the batch verdict replay_read() sent back, or 0. */
+static uint32_t
+verdict_id(int fd)
+{
+	const struct nfqnl_msg_verdict_hdr *vh;
+	const struct nlmsghdr *nlh;
+	char buf[512];
+	ssize_t n;
+
+	n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+	if (n <= 0)
+		return 0;
+	nlh = (const struct nlmsghdr *)buf;
+	assert_int_equal(nlh->nlmsg_type & 0xff, NFQNL_MSG_VERDICT_BATCH);
+	vh = mnl_attr_get_payload(mnl_nlmsg_get_payload_offset(nlh,
+	    sizeof(struct nfgenmsg)));
+	assert_int_equal(ntohl(vh->verdict), NF_DROP);
+	return ntohl(vh->id);
+}
+
+/*
+ * Packets that come faster than they are read do not keep the reader:
+ * one call takes REPLAY_READ_BATCH reads at most, gives those the
+ * verdict, and the next call takes the rest.
+ */
+static void
+test_read_batch(void **state)
+{
+	const int total = REPLAY_READ_BATCH + 44, big = 4 << 20;
+	struct replay_list l;
+	char err[128];
+	int sv[2], i;
+
+	(void)state;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK,
+	    0, sv), 0);
+	if (setsockopt(sv[1], SOL_SOCKET, SO_SNDBUFFORCE, &big,
+	    sizeof(big)) < 0)
+		(void)setsockopt(sv[1], SOL_SOCKET, SO_SNDBUF, &big,
+		    sizeof(big));
+	for (i = 1; i <= total; i++)
+		send_queued(sv[1], (uint32_t)i);
+	replay_list_init(&l, 1000, 1 << 20);
+	assert_int_equal(replay_read(sv[0], &l, err, sizeof(err)),
+	    REPLAY_READ_BATCH);
+	assert_int_equal(l.npkts, REPLAY_READ_BATCH);
+	assert_int_equal(verdict_id(sv[1]), REPLAY_READ_BATCH);
+	assert_int_equal(replay_read(sv[0], &l, err, sizeof(err)),
+	    total - REPLAY_READ_BATCH);
+	assert_int_equal(l.npkts, total);
+	assert_int_equal(verdict_id(sv[1]), total);
+	/* nothing left: no packet, no verdict */
+	assert_int_equal(replay_read(sv[0], &l, err, sizeof(err)), 0);
+	assert_int_equal(verdict_id(sv[1]), 0);
+	assert_int_equal(l.overflow, 0);
+	assert_memory_equal(l.head->data, tcp4, sizeof(tcp4));
+	replay_list_free(&l);
+	close(sv[0]);
+	close(sv[1]);
+}
+
 int
 main(void)
 {
@@ -177,6 +263,7 @@ main(void)
 		cmocka_unit_test(test_check_refuses),
 		cmocka_unit_test(test_checksums),
 		cmocka_unit_test(test_list_bounds),
+		cmocka_unit_test(test_read_batch),
 	};
 
 	return cmocka_run_group_tests_name("replay", tests, NULL, NULL);

@@ -9,7 +9,11 @@ Opens CONNS connections spread over the addresses ("A.B.C.D:PORT" or
 SECONDS, reads the echoes (a line may come in pieces) and checks that
 every line comes back exactly once, in order, unchanged.  Prints one
 line and exits 0 on PASS:
-  conns=N sent=X echoed=Y mismatches=Z resets=R longest_gap_ms=G verdict=PASS|FAIL
+  conns=N sent=X echoed=Y mismatches=Z resets=R longest_gap_ms=G
+  most_waiting=W verdict=PASS|FAIL
+most_waiting is the most lines sent and not yet echoed at any one time,
+over all connections: the requests a stall held up (and, with PASS,
+answered all the same).
 """
 import argparse
 import selectors
@@ -49,6 +53,7 @@ def main():
     conns = []
     mismatches = resets = 0
     gap = 0.0
+    most_waiting = 0
     for i in range(a.n):
         try:
             c = Conn(i, addrs[i % len(addrs)])
@@ -70,6 +75,9 @@ def main():
                     c.out += c.line(c.sent)
                     c.sent += 1
             nxt += a.i
+            most_waiting = max(most_waiting,
+                               sum(c.sent - c.echoed for c in conns
+                                   if not c.dead))
         for c in conns:
             if c.out and not c.dead:
                 try:
@@ -120,8 +128,9 @@ def main():
     ok = (len(conns) == a.n and mismatches == 0 and resets == 0
           and missing == 0 and sent > 0)
     print("conns=%d sent=%d echoed=%d mismatches=%d resets=%d "
-          "longest_gap_ms=%d verdict=%s" % (len(conns), sent, echoed,
-          mismatches, resets, gap * 1000, "PASS" if ok else "FAIL"))
+          "longest_gap_ms=%d most_waiting=%d verdict=%s" % (len(conns),
+          sent, echoed, mismatches, resets, gap * 1000, most_waiting,
+          "PASS" if ok else "FAIL"))
     for c in conns:
         c.sock.close()
     return 0 if ok else 1
