@@ -130,10 +130,12 @@ migsrc_check(const char *ns, const char *cgroup, unsigned flags, char *why,
 	return why[0] == '\0' ? n : -1;
 }
 
-/* The sockets of ns that match: how many, the first three in why. */
+/* The sockets of ns that match: how many, the first three in why, and
+ * when rqueue is not NULL, their receive queues (a listener's: the
+ * connections waiting to be accepted) added to *rqueue. */
 static int
 diag_count(const char *ns, bool (*match)(const struct sockdiag_sock *),
-    char *why, size_t len)
+    char *why, size_t len, long *rqueue)
 {
 	struct sockdiag_sock *diag;
 	char one[160];
@@ -147,6 +149,8 @@ diag_count(const char *ns, bool (*match)(const struct sockdiag_sock *),
 	for (i = 0; i < n; i++) {
 		if (!match(&diag[i]))
 			continue;
+		if (rqueue != NULL)
+			*rqueue += diag[i].rqueue;
 		if (found++ < 3) {
 			sockdiag_describe(&diag[i], one, sizeof(one));
 			add_why(why, len, "%s", one);
@@ -161,19 +165,29 @@ diag_count(const char *ns, bool (*match)(const struct sockdiag_sock *),
 int
 migsrc_orphans(const char *ns, char *why, size_t len)
 {
-	return diag_count(ns, sockdiag_orphan_busy, why, len);
+	return diag_count(ns, sockdiag_orphan_busy, why, len, NULL);
 }
 
 int
 migsrc_handshakes(const char *ns, char *why, size_t len)
 {
-	return diag_count(ns, sockdiag_handshake, why, len);
+	return diag_count(ns, sockdiag_handshake, why, len, NULL);
 }
 
 int
 migsrc_accept_waiting(const char *ns, char *why, size_t len)
 {
-	return diag_count(ns, sockdiag_accept_waiting, why, len);
+	return diag_count(ns, sockdiag_accept_waiting, why, len, NULL);
+}
+
+int
+migsrc_accept_queued(const char *ns, char *why, size_t len)
+{
+	long queued = 0;
+
+	if (diag_count(ns, sockdiag_accept_waiting, why, len, &queued) < 0)
+		return -1;
+	return queued > INT_MAX ? INT_MAX : (int)queued;
 }
 
 /* An orphan that appeared after the wait (a close between the last look
@@ -333,17 +347,20 @@ is_listener(const struct collect_sock *cs)
 	return acc != 0;
 }
 
-/* Pause and save one collected socket, and a listener's waiting
- * connections after it.  0 or -1. */
+/*
+ * Pause and save one collected socket.  A listener's waiting connections
+ * are accepted and paused at once (in repair mode, so that a rollback
+ * resets them silently), and saved one per later step: a listener with
+ * hundreds of them held the loop for seconds in one step.  0 or -1.
+ */
 static int
 dump_one(struct migsrc *s, struct collect_sock *cs, migsrc_emit_fn emit,
     void *arg)
 {
 	const struct sockdiag_sock *d;
 	struct migsrc_item *it;
-	uint64_t lid;
 	size_t n = 0, j;
-	int listener, *fds;
+	int listener, *fds, rc = 0;
 
 	if ((it = add_item(s)) == NULL)
 		return -1;
@@ -361,7 +378,7 @@ dump_one(struct migsrc *s, struct collect_sock *cs, migsrc_emit_fn emit,
 	if (!listener)
 		return 0;
 	/* a listener: its waiting connections go as established ones */
-	lid = it->id;
+	s->child_of = it->id;
 	if ((fds = calloc(MAX_ACCEPT, sizeof(*fds))) == NULL) {
 		log_warn("%s: calloc", __func__);
 		return -1;
@@ -370,25 +387,45 @@ dump_one(struct migsrc *s, struct collect_sock *cs, migsrc_emit_fn emit,
 		free(fds);
 		return -1;
 	}
+	s->child = s->nchild = s->nitems;
 	for (j = 0; j < n; j++) {
 		struct migsrc_item *c = add_item(s);
 
-		if (c == NULL)
+		if (c == NULL) {
+			rc = -1;
 			break;
+		}
 		c->accepted = 1;
 		c->fd = fds[j];
 		fds[j] = -1;
-		c->h = sk_pause(c->fd);
-		if (c->h == NULL || emit_socket(s, c, lid, emit, arg, NULL) < 0)
+		s->nchild = s->nitems;
+		if ((c->h = sk_pause(c->fd)) == NULL) {
+			rc = -1;
 			break;
-		s->fig.sockets++;
-		s->fig.accepted++;
+		}
 	}
 	for (; j < n; j++)
 		if (fds[j] >= 0)
 			close(fds[j]);
 	free(fds);
-	return j == n ? 0 : -1;
+	return rc;
+}
+
+/* Save the next waiting connection of the last listener: 1, or 0 when
+ * none is left, or -1. */
+static int
+dump_child(struct migsrc *s, migsrc_emit_fn emit, void *arg)
+{
+	struct migsrc_item *c;
+
+	if (s->child >= s->nchild)
+		return 0;
+	c = &s->items[s->child++];
+	if (emit_socket(s, c, s->child_of, emit, arg, NULL) < 0)
+		return -1;
+	s->fig.sockets++;
+	s->fig.accepted++;
+	return 1;
 }
 
 /*
@@ -404,6 +441,10 @@ migsrc_dump_next(struct migsrc *s, migsrc_emit_fn emit, void *arg)
 	double t0 = mono_ms();
 	int rc = 0;
 
+	if ((rc = dump_child(s, emit, arg)) != 0) {
+		s->fig.dump_ms += mono_ms() - t0;
+		return rc < 0 ? -1 : 1;
+	}
 	while (s->cursor < 2 * s->set.nsocks) {
 		struct collect_sock *cs;
 

@@ -73,6 +73,11 @@ struct migsrc {
 						   queue's reader is bound) */
 	double			 t_freeze;	/* the freeze was asked */
 	size_t			 cursor;	/* migsrc_dump_next() */
+	size_t			 child, nchild;	/* a listener's waiting
+						   connections: items
+						   [child, nchild) are paused,
+						   not saved yet, one a step */
+	uint64_t		 child_of;	/* their listener's id */
 	uint32_t		 inline_max;	/* queue bytes inline in a
 						   record; 0: all */
 	struct sockdiag_sock	*diag;		/* the namespace's TCP sockets
@@ -114,6 +119,10 @@ int	migsrc_handshakes(const char *ns, char *why, size_t len);
 /* Listeners with connections waiting to be accepted: how many (the
  * first three described in why), or -1 with the reason. */
 int	migsrc_accept_waiting(const char *ns, char *why, size_t len);
+/* Connections waiting in the accept queues of ns, all listeners
+ * together (the dump carries each as a socket of its own), or -1 with
+ * the reason. */
+int	migsrc_accept_queued(const char *ns, char *why, size_t len);
 int	migsrc_freeze(struct migsrc *, const char *ns, const char *cgroup,
 	    unsigned flags, int timeout_ms, char *err, size_t errlen);
 /*
