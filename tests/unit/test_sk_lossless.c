@@ -269,19 +269,21 @@ test_ended_fin_with_data(void **unused)
 }
 
 /*
- * The same on a host slow to finish the replay: the restored socket
- * retransmits its FIN to the stand-in peer before the peer's FIN comes,
- * and the reset that earns it must not become the reader's error.  The
- * first try is stalled past any retransmission timeout (the fallback is
- * 3 s); the restore sees the error, tries a new socket, and the reader
- * gets every byte, then end of file.
+ * The same on a host slow to finish the replay.  The first try is
+ * stalled past any retransmission timeout (the fallback is 3 s).  A
+ * kernel that runs the retransmission timer in repair mode (6.1 as
+ * released) sends the FIN again to the stand-in peer before the peer's
+ * FIN comes, and the reset that earns it must not become the reader's
+ * error: the restore sees it and tries a new socket.  With the guest
+ * kernel's patch 0006 the timer waits for repair off and the first try
+ * holds.  Either way the reader gets every byte, then end of file.
  */
 static void
 test_ended_fin_slow_host(void **unused)
 {
 	struct sk_handle *h;
 	struct sk_state *st;
-	unsigned before = sk_stat_ended_retries;
+	unsigned before = sk_stat_ended_retries, retries;
 	int sfd;
 
 	(void)unused;
@@ -290,7 +292,11 @@ test_ended_fin_slow_host(void **unused)
 	sk_test_ended_stall_ms = 3500;
 	h = move(sfd, &st);
 	assert_int_equal(sk_test_ended_stall_ms, 0);
-	assert_int_equal(sk_stat_ended_retries, before + 1);
+	retries = sk_stat_ended_retries - before;
+	assert_true(retries <= 1);
+	print_message("# %s\n", retries ? "the FIN went out again in repair "
+	    "mode: restored on the second try" : "no retransmission in repair "
+	    "mode (kernel patch 0006): restored on the first try");
 	assert_int_equal(st->state, SK_ST_ENDED);
 	sk_state_free(st);
 	assert_int_equal(sk_resume(h, 0), 0);
