@@ -8,7 +8,6 @@
  * sockets still in repair and deletes the namespace; anything before
  * COMMIT rolls back.
  */
-#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,7 +100,6 @@ checked(void *arg, int nsocks, const char *why, json_t *reasons)
 	struct timeval zero = { 0, 0 };
 	char err[512];
 	json_t *records;
-	int queued;
 
 	(void)reasons;
 	m->check = NULL;
@@ -121,13 +119,6 @@ checked(void *arg, int nsocks, const char *why, json_t *reasons)
 		    "%s", m->ns, err);
 		return;
 	}
-	/* connections waiting in accept queues travel as sockets of their
-	 * own: the destination sizes what it takes on this count */
-	if ((queued = migsrc_accept_queued(m->ns, err, sizeof(err))) < 0)
-		log_warnx("migration %s: cannot count the connections waiting "
-		    "in accept queues: %s", m->id, err);
-	else
-		nsocks = nsocks > INT_MAX - queued ? INT_MAX : nsocks + queued;
 	m->checked_socks = nsocks;
 	m->records = records;
 	m->desc = ns_describe(m->ns);

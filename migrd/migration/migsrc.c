@@ -90,8 +90,8 @@ migsrc_check(const char *ns, const char *cgroup, unsigned flags, char *why,
 	struct sockdiag_sock *diag = NULL;
 	const struct sockdiag_sock *d;
 	char one[1024];
-	size_t i, ndiag = 0;
-	int n;
+	size_t i, ndiag = 0, n;
+	int mc;
 
 	if (len > 0)
 		why[0] = '\0';
@@ -119,23 +119,28 @@ migsrc_check(const char *ns, const char *cgroup, unsigned flags, char *why,
 			    "them back)", (int)cs->users[0].pid,
 			    cs->users[0].fd);
 	}
-	if ((n = mcast_joined(ns, one, sizeof(one))) > 0)
+	if ((mc = mcast_joined(ns, one, sizeof(one))) > 0)
 		refuse(why, len, reasons, "multicast groups joined (a "
 		    "socket's memberships cannot be read back): %s", one);
-	else if (n < 0)
+	else if (mc < 0)
 		refuse(why, len, reasons, "%s", one);
+	/* the connections waiting in accept queues travel as sockets of
+	 * their own: the destination sizes what it takes on this count */
+	n = set.nsocks;
+	for (i = 0; i < ndiag; i++)
+		if (sockdiag_accept_waiting(&diag[i]))
+			n += diag[i].rqueue;
 	free(diag);
-	n = set.nsocks > INT_MAX ? INT_MAX : (int)set.nsocks;
 	collect_free(&set);
-	return why[0] == '\0' ? n : -1;
+	if (why[0] != '\0')
+		return -1;
+	return n > INT_MAX ? INT_MAX : (int)n;
 }
 
-/* The sockets of ns that match: how many, the first three in why, and
- * when rqueue is not NULL, their receive queues (a listener's: the
- * connections waiting to be accepted) added to *rqueue. */
+/* The sockets of ns that match: how many, the first three in why. */
 static int
 diag_count(const char *ns, bool (*match)(const struct sockdiag_sock *),
-    char *why, size_t len, long *rqueue)
+    char *why, size_t len)
 {
 	struct sockdiag_sock *diag;
 	char one[160];
@@ -149,8 +154,6 @@ diag_count(const char *ns, bool (*match)(const struct sockdiag_sock *),
 	for (i = 0; i < n; i++) {
 		if (!match(&diag[i]))
 			continue;
-		if (rqueue != NULL)
-			*rqueue += diag[i].rqueue;
 		if (found++ < 3) {
 			sockdiag_describe(&diag[i], one, sizeof(one));
 			add_why(why, len, "%s", one);
@@ -165,29 +168,19 @@ diag_count(const char *ns, bool (*match)(const struct sockdiag_sock *),
 int
 migsrc_orphans(const char *ns, char *why, size_t len)
 {
-	return diag_count(ns, sockdiag_orphan_busy, why, len, NULL);
+	return diag_count(ns, sockdiag_orphan_busy, why, len);
 }
 
 int
 migsrc_handshakes(const char *ns, char *why, size_t len)
 {
-	return diag_count(ns, sockdiag_handshake, why, len, NULL);
+	return diag_count(ns, sockdiag_handshake, why, len);
 }
 
 int
 migsrc_accept_waiting(const char *ns, char *why, size_t len)
 {
-	return diag_count(ns, sockdiag_accept_waiting, why, len, NULL);
-}
-
-int
-migsrc_accept_queued(const char *ns, char *why, size_t len)
-{
-	long queued = 0;
-
-	if (diag_count(ns, sockdiag_accept_waiting, why, len, &queued) < 0)
-		return -1;
-	return queued > INT_MAX ? INT_MAX : (int)queued;
+	return diag_count(ns, sockdiag_accept_waiting, why, len);
 }
 
 /* An orphan that appeared after the wait (a close between the last look

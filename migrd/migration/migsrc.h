@@ -106,8 +106,11 @@ typedef int (*migsrc_emit_fn)(json_t *rec, struct sk_state *st, void *arg);
 
 /* Every reason the namespace cannot move, in why ("pid 7 fd 4: tcp:
  * urgent data pending cannot be moved; multicast groups ...") and, when
- * reasons is not NULL, one string each appended to it: 0 when there is
- * none, -1 otherwise (a failure to look is a reason too). */
+ * reasons is not NULL, one string each appended to it.  When there is
+ * none, the sockets a dump would carry: those the tasks hold and the
+ * connections waiting in their listeners' accept queues (the `sockets`
+ * of PREPARE and MIG_CHECK); -1 otherwise (a failure to look is a
+ * reason too). */
 int	migsrc_check(const char *ns, const char *cgroup, unsigned flags,
 	    char *why, size_t len, json_t *reasons);
 /* Orphans that still owe their peer something: how many (described in
@@ -119,10 +122,6 @@ int	migsrc_handshakes(const char *ns, char *why, size_t len);
 /* Listeners with connections waiting to be accepted: how many (the
  * first three described in why), or -1 with the reason. */
 int	migsrc_accept_waiting(const char *ns, char *why, size_t len);
-/* Connections waiting in the accept queues of ns, all listeners
- * together (the dump carries each as a socket of its own), or -1 with
- * the reason. */
-int	migsrc_accept_queued(const char *ns, char *why, size_t len);
 int	migsrc_freeze(struct migsrc *, const char *ns, const char *cgroup,
 	    unsigned flags, int timeout_ms, char *err, size_t errlen);
 /*
