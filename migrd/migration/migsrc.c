@@ -391,12 +391,12 @@ dump_one(struct migsrc *s, struct collect_sock *cs, migsrc_emit_fn emit,
 		c->accepted = 1;
 		c->fd = fds[j];
 		fds[j] = -1;
-		s->nchild = s->nitems;
 		if ((c->h = sk_pause(c->fd)) == NULL) {
 			rc = -1;
 			break;
 		}
 	}
+	s->nchild = s->nitems;	/* the children, paused or not */
 	for (; j < n; j++)
 		if (fds[j] >= 0)
 			close(fds[j]);

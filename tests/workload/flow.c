@@ -390,3 +390,26 @@ flow_set_bufs(int fd, int bytes)
 		rc = -1;
 	return rc;
 }
+
+long
+flow_tick_arg(const char *arg)
+{
+	char *end;
+	long ms;
+
+	errno = 0;
+	ms = strtol(arg, &end, 10);
+	if (errno != 0 || end == arg || *end != '\0' || ms < 1 || ms > 1000)
+		fatalx("bad tick '%s' (1 to 1000 ms)", arg);
+	return ms;
+}
+
+struct timeval
+flow_interval(long ms)
+{
+	struct timeval tv;
+
+	tv.tv_sec = ms / 1000;
+	tv.tv_usec = (ms % 1000) * 1000;
+	return tv;
+}

@@ -69,5 +69,9 @@ void	flow_set_read_rate(struct flow *, uint64_t rate);
 uint64_t flow_write_now(struct flow *, uint64_t n);
 /* Both buffers of fd to bytes (forced when allowed): 0 or -1. */
 int	flow_set_bufs(int fd, int bytes);
+/* -t TICK_MS of streamd and streamc: 1..1000 ms, else a fatal error */
+long	flow_tick_arg(const char *arg);
+/* ms as a timeval */
+struct timeval flow_interval(long ms);
 
 #endif

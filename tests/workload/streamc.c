@@ -575,9 +575,7 @@ main(int argc, char **argv)
 			report = optarg;
 			break;
 		case 't':
-			tick_ms = strtol(optarg, &end, 10);
-			if (*end || tick_ms < 1 || tick_ms > 1000)
-				fatalx("bad tick '%s' (1 to 1000 ms)", optarg);
+			tick_ms = flow_tick_arg(optarg);
 			break;
 		default:
 			goto usage;
@@ -593,8 +591,7 @@ main(int argc, char **argv)
 	raise_nofile();
 	to_open = conns;
 	open_more();
-	tick.tv_sec = tick_ms / 1000;
-	tick.tv_usec = (tick_ms % 1000) * 1000;
+	tick = flow_interval(tick_ms);
 	event_add(event_new(base, -1, EV_PERSIST, on_tick, NULL), &tick);
 	if (probe_ms > 0) {
 		probe_tv.tv_sec = probe_ms / 1000;

@@ -465,9 +465,7 @@ main(int argc, char **argv)
 			statsfile = optarg;
 			break;
 		case 't':
-			tick_ms = strtol(optarg, &end, 10);
-			if (*end != '\0' || tick_ms < 1 || tick_ms > 1000)
-				fatalx("bad tick '%s' (1 to 1000 ms)", optarg);
+			tick_ms = flow_tick_arg(optarg);
 			break;
 		default:
 			fprintf(stderr, "usage: streamd -l ADDR:PORT[,rate=R]"
@@ -487,8 +485,7 @@ main(int argc, char **argv)
 	if (nlisteners == 0 && nflows == 0)
 		fatalx("nothing to serve: give -l or sockets through LISTEN_FDS");
 
-	tick.tv_sec = tick_ms / 1000;
-	tick.tv_usec = (tick_ms % 1000) * 1000;
+	tick = flow_interval(tick_ms);
 	on_tick(-1, 0, NULL);
 	event_add(event_new(base, -1, EV_PERSIST, on_tick, NULL), &tick);
 	event_add(evsignal_new(base, SIGTERM, on_signal, NULL), NULL);
