@@ -57,7 +57,9 @@ enum migr_msg {
 	MSG_CTL_RESOLVE = 25,	/* {ns, outcome: "rollback" | "done"} */
 	MSG_CTL_PROGRESS = 26,	/* migrd -> migctl: {phase, at_ms, text} */
 	MSG_MIG_CHUNK = 27,	/* peer: {mig, seq, chunk} a part of record
-				   seq too large to travel inline */
+				   seq too large to travel inline; a
+				   queue's bytes as a binary tail
+				   (capability "raw-chunks") */
 	MSG_CTL_CHECK = 28,	/* control: {ns[, host]} */
 	MSG_MIG_CHECK = 29,	/* peer: {mig, ns, from, namespace, records[],
 				   workload}: could you take it? */
@@ -80,7 +82,7 @@ enum migr_msg {
 			 (t) == MSG_MIG_CHECKED || (t) == MSG_MIG_FORGET || \
 			 (t) == MSG_MIG_PACKETS || (t) == MSG_MIG_IMAGE)
 /* the types whose frames may carry a binary tail (frame.h) */
-#define MSG_TAIL_OK(t)	((t) == MSG_MIG_IMAGE)
+#define MSG_TAIL_OK(t)	((t) == MSG_MIG_IMAGE || (t) == MSG_MIG_CHUNK)
 #define MSG_IS_PEER(t)	((t) == MSG_RESULT || (t) == MSG_HELLO || \
 			 (t) == MSG_HEARTBEAT || MSG_IS_MIG(t))
 /* a request migctl may send */
@@ -91,12 +93,17 @@ enum migr_msg {
 /*
  * A socket record carries at most MIGR_RECORD_INLINE bytes of each queue
  * (and of its datagrams) inline; larger parts follow in MSG_MIG_CHUNK
- * frames of at most MIGR_CHUNK_BYTES bytes each (base64 in JSON), so no
+ * frames of at most MIGR_CHUNK_BYTES bytes each (a binary tail, or
+ * base64 in JSON to a peer without "raw-chunks"), so no
  * frame exceeds MIGR_FRAME_MAX.  Frames above max-message are accepted
  * only as records, chunks and checkpoint images (MSG_MIG_IMAGE, pieces
  * of at most 256 KiB) from the peer of a prepared migration.
  */
 #define MIGR_RECORD_INLINE	(128 * 1024)
+/* To a peer that takes a chunk's bytes as a binary tail ("raw-chunks"),
+ * a queue goes inline only up to this: base64 and a JSON string cost
+ * more to write and scan than a frame of its own. */
+#define MIGR_RECORD_INLINE_RAW	(4 * 1024)
 #define MIGR_CHUNK_BYTES	(384 * 1024)
 
 /* Result codes.  Numbers are on the wire and are migctl's exit status. */

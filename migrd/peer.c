@@ -56,6 +56,7 @@ struct session {
 	struct frame_z		*z;	/* both announced deflate */
 	int			 raw_images;	/* the peer takes binary
 						   tails (frame.h) */
+	int			 raw_chunks;	/* on chunks too */
 	int			 repair_path;	/* and records with the
 						   connections' paths */
 	int			 gate;		/* and gated workloads */
@@ -251,8 +252,9 @@ send_hello(struct session *s)
 {
 	/* raw-images: a piece of an image as a binary tail (frame.h) */
 	/* gate: a workload's "gate" in PREPARE (launch.h) */
-	json_t *caps = json_pack("[s,s,s]", "heartbeat", "raw-images",
-	    "gate");
+	/* raw-chunks: a chunk's queue bytes as a binary tail */
+	json_t *caps = json_pack("[s,s,s,s]", "heartbeat", "raw-images",
+	    "gate", "raw-chunks");
 
 	if (caps != NULL && migrd.conf.compress == CONF_COMPRESS_DEFLATE)
 		json_array_append_new(caps, json_string("deflate"));
@@ -289,6 +291,7 @@ static int
 sess_caps(struct session *s, json_t *hello)
 {
 	s->raw_images = hello_has(hello, "raw-images");
+	s->raw_chunks = hello_has(hello, "raw-chunks");
 	s->repair_path = hello_has(hello, "repair-path");
 	s->gate = hello_has(hello, "gate");
 	if (migrd.conf.compress != CONF_COMPRESS_DEFLATE ||
@@ -1009,7 +1012,8 @@ peer_send_tail(const char *name, int type, json_t *payload, const void *tail,
 	struct peer *p = find_peer(name);
 
 	if (p == NULL || p->sess == NULL || p->sess->state != S_UP ||
-	    !p->sess->raw_images) {
+	    !(type == MSG_MIG_CHUNK ? p->sess->raw_chunks :
+	    p->sess->raw_images)) {
 		json_decref(payload);
 		return -1;
 	}
@@ -1033,6 +1037,15 @@ peer_raw_images(const char *name)
 
 	return p != NULL && p->sess != NULL && p->sess->state == S_UP &&
 	    p->sess->raw_images;
+}
+
+int
+peer_raw_chunks(const char *name)
+{
+	struct peer *p = find_peer(name);
+
+	return p != NULL && p->sess != NULL && p->sess->state == S_UP &&
+	    p->sess->raw_chunks;
 }
 
 /* Connections' paths move over s: the peer takes them, and so do we. */

@@ -20,10 +20,12 @@ int	 peer_is_up(const char *name);
 /* Queue one message to a peer whose session is up (payload stolen). */
 int	 peer_send(const char *name, int type, json_t *payload);
 /* The same with a binary tail (frame.h), to a peer that announced
- * "raw-images" in its hello (peer_raw_images()); -1 to any other. */
+ * "raw-images" in its hello (peer_raw_images()), or for MSG_MIG_CHUNK
+ * "raw-chunks" (peer_raw_chunks()); -1 to any other. */
 int	 peer_send_tail(const char *name, int type, json_t *payload,
 	    const void *tail, size_t taillen);
 int	 peer_raw_images(const char *name);
+int	 peer_raw_chunks(const char *name);
 /* The peer announced "gate": it starts a gated workload before going
  * live (launch.h); to any other it is sent as an ordinary one. */
 int	 peer_takes_gate(const char *name);

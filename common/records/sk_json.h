@@ -115,10 +115,23 @@ bool	 sk_json_split(const struct sk_state *, enum sk_part,
  */
 json_t	*sk_json_chunk(const struct sk_state *, enum sk_part, uint32_t off,
 	    uint32_t n);
+/*
+ * A chunk of a queue whose bytes travel beside its JSON (a frame's
+ * binary tail, capability "raw-chunks"): {"part": "sndq", "off": N},
+ * and *bytes pointing at the n bytes in st.  Queues only (sndq, rcvq);
+ * n is at least 1.
+ */
+json_t	*sk_json_chunk_head(const struct sk_state *, enum sk_part,
+	    uint32_t off, uint32_t n, const uint8_t **bytes);
 /* Fill a record's announced part with a chunk: 0, or -1 and why (a
  * refused chunk leaves the record as it was). */
 int	 sk_record_add_chunk(struct sk_record *, const json_t *chunk,
 	    char *err, size_t errlen);
+/* The same with the bytes of a queue's chunk apart (raw, rawlen), and
+ * chunk its head from sk_json_chunk_head(); raw NULL is
+ * sk_record_add_chunk(). */
+int	 sk_record_add_chunk_raw(struct sk_record *, const json_t *chunk,
+	    const void *raw, size_t rawlen, char *err, size_t errlen);
 /* What the chunks have still to bring: 0 when the record is whole. */
 uint64_t sk_record_pending(const struct sk_record *);
 json_t	*sk_json_encode_link(const struct sk_link *);

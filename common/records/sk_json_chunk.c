@@ -42,6 +42,24 @@ sk_json_chunk(const struct sk_state *st, enum sk_part p, uint32_t off,
 	    (json_int_t)off, "data", sk_json_b64(base + off, n));
 }
 
+json_t *
+sk_json_chunk_head(const struct sk_state *st, enum sk_part p, uint32_t off,
+    uint32_t n, const uint8_t **bytes)
+{
+	const uint8_t *base;
+	uint32_t len;
+
+	if (p != SK_PART_SNDQ && p != SK_PART_RCVQ)
+		return NULL;
+	base = p == SK_PART_SNDQ ? st->tcp.sndq : st->tcp.rcvq;
+	len = p == SK_PART_SNDQ ? st->tcp.sndq_len : st->tcp.rcvq_len;
+	if (n == 0 || off > len || n > len - off)
+		return NULL;
+	*bytes = base + off;
+	return json_pack("{s:s, s:I}", "part", sk_part_name(p), "off",
+	    (json_int_t)off);
+}
+
 uint64_t
 sk_record_pending(const struct sk_record *rec)
 {
@@ -51,6 +69,26 @@ sk_record_pending(const struct sk_record *rec)
 	for (p = 0; p < SK_PART__MAX; p++)
 		n += rec->pending[p];
 	return n;
+}
+
+/* A chunk's bytes, as they came (a frame's binary tail): no more than
+ * the part still waits for, and at least one. */
+static int
+add_raw(struct sk_jctx *c, struct sk_record *rec, enum sk_part p,
+    const void *raw, size_t n)
+{
+	struct sk_tcp *t = &rec->u.sock->tcp;
+	uint8_t *dst = p == SK_PART_SNDQ ? t->sndq : t->rcvq;
+
+	if (n == 0 || n > rec->pending[p]) {
+		sk_jerr(c, "chunk", "tail", "%zu bytes, %u announced", n,
+		    rec->pending[p]);
+		return -1;
+	}
+	memcpy(dst + rec->filled[p], raw, n);
+	rec->filled[p] += (uint32_t)n;
+	rec->pending[p] -= (uint32_t)n;
+	return 0;
 }
 
 static int
@@ -137,7 +175,15 @@ int
 sk_record_add_chunk(struct sk_record *rec, const json_t *chunk, char *err,
     size_t errlen)
 {
+	return sk_record_add_chunk_raw(rec, chunk, NULL, 0, err, errlen);
+}
+
+int
+sk_record_add_chunk_raw(struct sk_record *rec, const json_t *chunk,
+    const void *raw, size_t rawlen, char *err, size_t errlen)
+{
 	static const char *const k_bytes[] = { "part", "off", "data", NULL };
+	static const char *const k_raw[] = { "part", "off", NULL };
 	static const char *const k_dgrams[] = { "part", "off", "dgrams", NULL };
 	struct sk_jctx c = { err, errlen, SK_JSON_MAX_QUEUE, true };
 	char part[16];
@@ -175,8 +221,13 @@ sk_record_add_chunk(struct sk_record *rec, const json_t *chunk, char *err,
 		    "of it", part);
 		return -1;
 	}
+	if (raw != NULL && p == SK_PART_DGRAMS) {
+		snprintf(err, errlen, "chunk.part: datagrams do not come as "
+		    "a tail");
+		return -1;
+	}
 	if (sk_jkeys(&c, chunk, "chunk", p == SK_PART_DGRAMS ? k_dgrams :
-	    k_bytes) < 0 ||
+	    raw != NULL ? k_raw : k_bytes) < 0 ||
 	    sk_jint(&c, chunk, "chunk", "off", true, 0, UINT32_MAX, &off) < 0)
 		return -1;
 	if ((uint32_t)off != rec->filled[p]) {
@@ -186,5 +237,7 @@ sk_record_add_chunk(struct sk_record *rec, const json_t *chunk, char *err,
 	}
 	if (p == SK_PART_DGRAMS)
 		return add_dgrams(&c, rec, chunk);
+	if (raw != NULL)
+		return add_raw(&c, rec, (enum sk_part)p, raw, rawlen);
 	return add_bytes(&c, rec, (enum sk_part)p, chunk);
 }

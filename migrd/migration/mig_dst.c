@@ -873,10 +873,13 @@ rx_chunk(struct rx_stream *rx, json_t *msg, json_int_t *seq, char *why,
 	json_error_t jerr;
 	json_t *c;
 	char err[200];
-	const char *id;
+	const char *id, *raw = NULL;
+	size_t rawlen = 0;
 
-	if (json_unpack_ex(msg, &jerr, JSON_STRICT, "{s:s,s:I,s:o}", "mig",
-	    &id, "seq", seq, "chunk", &c) == -1) {
+	/* raw: a queue's bytes, from the frame's binary tail (frame.h) */
+	if (json_unpack_ex(msg, &jerr, JSON_STRICT, "{s:s,s:I,s:o,s?s%}",
+	    "mig", &id, "seq", seq, "chunk", &c, "raw", &raw, &rawlen) ==
+	    -1) {
 		snprintf(why, len, "malformed chunk: %s", jerr.text);
 		return -1;
 	}
@@ -885,7 +888,8 @@ rx_chunk(struct rx_stream *rx, json_t *msg, json_int_t *seq, char *why,
 		    "none", (long long)*seq);
 		return -1;
 	}
-	if (sk_record_add_chunk(&rx->rec, c, err, sizeof(err)) < 0) {
+	if (sk_record_add_chunk_raw(&rx->rec, c, raw, rawlen, err,
+	    sizeof(err)) < 0) {
 		snprintf(why, len, "record %lld: %s", (long long)*seq, err);
 		return -1;
 	}

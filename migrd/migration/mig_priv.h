@@ -201,6 +201,7 @@ struct mig {
 	json_t			*records;	/* pre-copy: links, addrs... */
 	TAILQ_HEAD(, outrec)	 outq;		/* records, chunks to send */
 	int			 dumped;	/* every socket saved */
+	int			 raw_chunks;	/* queues' bytes as tails */
 	struct migsrc		 src;
 	int			 have_src;
 	uint64_t		 seq;		/* records sent */

@@ -61,7 +61,7 @@ test_roundtrip(void **state)
 }
 
 /*
- * A binary tail (an image's piece): any bytes, NULs included, come back
+ * A binary tail (an image's or a queue chunk's piece): any bytes, NULs included, come back
  * as "raw" of the same length; a type that takes none, a header with a
  * "raw" of its own, bad JSON before the NUL, and a tail that would pass
  * the limit are refused.
@@ -95,6 +95,14 @@ test_binary_tail(void **state)
 	    0);
 	assert_int_equal(frame_pull(b, 4096, &h, &out), FRAME_OK);
 	assert_int_equal(json_string_length(json_object_get(out, "raw")), 0);
+	json_decref(out);
+	/* a chunk of a queue takes one too (capability "raw-chunks") */
+	assert_int_equal(frame_push_tail(b, MSG_MIG_CHUNK, in, tail,
+	    sizeof(tail), 4096), 0);
+	assert_int_equal(frame_pull(b, 4096, &h, &out), FRAME_OK);
+	assert_int_equal(h.type, MSG_MIG_CHUNK);
+	assert_memory_equal(json_string_value(json_object_get(out, "raw")),
+	    tail, sizeof(tail));
 	json_decref(out);
 	/* no tail on any other type: not sent, and not taken */
 	assert_int_equal(frame_push_tail(b, MSG_MIG_RECORD, in, tail, 8,

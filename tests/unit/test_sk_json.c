@@ -2170,6 +2170,23 @@ test_chunks_small(void **unused)
 	sk_state_free(s);
 }
 
+/* A TCP state with 3000 bytes in its send queue (unsent of them not
+ * sent yet) and 2000 in its receive queue, patterns seed and seed + 1. */
+static struct sk_state *
+queued_state(enum sk_st state, uint32_t unsent, uint32_t seed)
+{
+	struct sk_state *s = make_state(SK_PROTO_TCP, AF_INET, state);
+
+	free(s->tcp.sndq);
+	free(s->tcp.rcvq);
+	s->tcp.sndq_len = 3000;
+	s->tcp.sndq_unsent = unsent;
+	s->tcp.sndq = bytes(3000, seed);
+	s->tcp.rcvq_len = 2000;
+	s->tcp.rcvq = bytes(2000, seed + 1);
+	return s;
+}
+
 /*
  * What a chunk may not do; a refused chunk leaves the record as it was.
  * The record, the chunks refused and the chunks taken go to the corpus
@@ -2189,14 +2206,7 @@ test_chunks_refused(void **unused)
 	json_t *j;
 
 	(void)unused;
-	s = make_state(SK_PROTO_TCP, AF_INET, SK_ST_CLOSE_WAIT);
-	free(s->tcp.sndq);
-	free(s->tcp.rcvq);
-	s->tcp.sndq_len = 3000;
-	s->tcp.sndq_unsent = 0;
-	s->tcp.sndq = bytes(3000, 21);
-	s->tcp.rcvq_len = 2000;
-	s->tcp.rcvq = bytes(2000, 22);
+	s = queued_state(SK_ST_CLOSE_WAIT, 0, 21);
 	parse_split(s, 100, &chunk_lim, &rec, &cl);
 
 #define REFUSE(text, msg) do {						\
@@ -2431,6 +2441,115 @@ test_chunks_refused(void **unused)
 	sk_record_clear(&rec);
 	sk_state_free(s);
 #undef REFUSE
+}
+
+/*
+ * Queue chunks whose bytes come apart (a frame's binary tail): heads
+ * from sk_json_chunk_head(), bytes as given, taken in any sizes, whole
+ * at the end; and what such a chunk may not do, leaving the record as
+ * it was.
+ */
+static int
+add_raw_head(struct sk_record *rec, json_t *head, const void *raw,
+    size_t rawlen, char *err, size_t errlen)
+{
+	int rc;
+
+	assert_non_null(head);
+	rc = sk_record_add_chunk_raw(rec, head, raw, rawlen, err, errlen);
+	json_decref(head);
+	return rc;
+}
+
+static void
+test_chunks_raw(void **unused)
+{
+	const uint8_t *b;
+	struct sk_state *s, *u;
+	struct sk_record rec;
+	char err[256];
+	uint32_t p0, f0;
+	uint8_t *big;
+	json_t *j;
+
+	(void)unused;
+	s = queued_state(SK_ST_ESTABLISHED, 1000, 31);
+	/* the head points into the state; it carries no bytes itself */
+	j = sk_json_chunk_head(s, SK_PART_SNDQ, 1000, 24, &b);
+	assert_non_null(j);
+	assert_ptr_equal(b, s->tcp.sndq + 1000);
+	assert_int_equal(json_object_size(j), 2);
+	assert_string_equal(json_string_value(json_object_get(j, "part")),
+	    "sndq");
+	assert_int_equal(json_integer_value(json_object_get(j, "off")), 1000);
+	json_decref(j);
+	assert_null(sk_json_chunk_head(s, SK_PART_SNDQ, 0, 3001, &b));
+	assert_null(sk_json_chunk_head(s, SK_PART_SNDQ, 3000, 1, &b));
+	assert_null(sk_json_chunk_head(s, SK_PART_RCVQ, 0, 0, &b));
+	assert_null(sk_json_chunk_head(s, SK_PART_RCVQ, UINT32_MAX, 2, &b));
+	assert_null(sk_json_chunk_head(s, SK_PART_DGRAMS, 0, 1, &b));
+
+	parse_split(s, 100, &chunk_lim, &rec, NULL);
+	assert_int_equal(rec.pending[SK_PART_SNDQ], 3000);
+
+#define REFUSE_RAW(text, raw, rawlen, msg) do {					p0 = rec.pending[SK_PART_SNDQ] + rec.pending[SK_PART_RCVQ];		f0 = rec.filled[SK_PART_SNDQ] + rec.filled[SK_PART_RCVQ];		j = json_loads(text, 0, NULL);						assert_non_null(j);							err[0] = '\0';								if (add_raw_head(&rec, j, raw, rawlen, err, sizeof(err)) == 0)			fail_msg("raw chunk accepted: %s", text);			if (strcmp(err, msg) != 0)							fail_msg("raw chunk %s: got \"%s\", expected \"%s\"",			    text, err, msg);						assert_int_equal(rec.pending[SK_PART_SNDQ] +				    rec.pending[SK_PART_RCVQ], p0);					assert_int_equal(rec.filled[SK_PART_SNDQ] +				    rec.filled[SK_PART_RCVQ], f0);				} while (0)
+
+	big = bytes(3001, 31);
+	/* no bytes, more than announced, data beside them, elsewhere */
+	REFUSE_RAW("{\"part\":\"sndq\",\"off\":0}", big, 0,
+	    "chunk.tail: 0 bytes, 3000 announced");
+	REFUSE_RAW("{\"part\":\"sndq\",\"off\":0}", big, 3001,
+	    "chunk.tail: 3001 bytes, 3000 announced");
+	REFUSE_RAW("{\"part\":\"sndq\",\"off\":0,\"data\":\"AAAA\"}", big,
+	    3, "chunk.data: unknown field");
+	REFUSE_RAW("{\"part\":\"sndq\",\"off\":0,\"len\":3}", big, 3,
+	    "chunk.len: unknown field");
+	REFUSE_RAW("{\"part\":\"sndq\",\"off\":1}", big, 3,
+	    "chunk.off: 1, expected 0");
+	REFUSE_RAW("{\"part\":\"rcvq\",\"off\":0}", big, 3,
+	    "chunk.part: rcvq before the parts ahead of it");
+	REFUSE_RAW("{\"part\":\"dgrams\",\"off\":0}", big, 3,
+	    "chunk.part: \"dgrams\" is not a part the record announced");
+	REFUSE_RAW("[]", big, 3, "chunk: not an object");
+
+	/* the send queue in three pieces, base64 in the middle: the two
+	 * forms mix */
+	j = sk_json_chunk_head(s, SK_PART_SNDQ, 0, 1, &b);
+	assert_int_equal(add_raw_head(&rec, j, b, 1, err, sizeof(err)), 0);
+	assert_int_equal(rec.filled[SK_PART_SNDQ], 1);
+	assert_int_equal(sk_record_add_chunk(&rec, j = sk_json_chunk(s,
+	    SK_PART_SNDQ, 1, 999), err, sizeof(err)), 0);
+	json_decref(j);
+	j = sk_json_chunk_head(s, SK_PART_SNDQ, 1000, 2000, &b);
+	assert_int_equal(add_raw_head(&rec, j, b, 2000, err, sizeof(err)),
+	    0);
+	/* a replay of the last piece, then the receive queue in one */
+	REFUSE_RAW("{\"part\":\"sndq\",\"off\":1000}", big, 2000,
+	    "chunk.part: \"sndq\" is not a part the record announced");
+	REFUSE_RAW("{\"part\":\"rcvq\",\"off\":0}", big, 2001,
+	    "chunk.tail: 2001 bytes, 2000 announced");
+	j = sk_json_chunk_head(s, SK_PART_RCVQ, 0, 2000, &b);
+	assert_int_equal(add_raw_head(&rec, j, b, 2000, err, sizeof(err)),
+	    0);
+	assert_int_equal(sk_record_pending(&rec), 0);
+	assert_state_equal(s, rec.u.sock);
+	REFUSE_RAW("{\"part\":\"rcvq\",\"off\":2000}", big, 1,
+	    "chunk: no record waits for one");
+	sk_record_clear(&rec);
+	free(big);
+	sk_state_free(s);
+
+	/* datagrams never come apart */
+	u = make_state(SK_PROTO_UDP, AF_INET, SK_ST_BOUND);
+	parse_split(u, 0, &chunk_lim, &rec, NULL);
+	assert_true(rec.pending[SK_PART_DGRAMS] > 0);
+	j = json_pack("{s:s,s:i}", "part", "dgrams", "off", 0);
+	assert_int_equal(add_raw_head(&rec, j, "x", 1, err, sizeof(err)), -1);
+	assert_string_equal(err, "chunk.part: datagrams do not come as a "
+	    "tail");
+	sk_record_clear(&rec);
+	sk_state_free(u);
+#undef REFUSE_RAW
 }
 
 /* The chunk encoder refuses what the state does not hold. */
@@ -2747,6 +2866,7 @@ main(void)
 		cmocka_unit_test(test_chunks_large_udp),
 		cmocka_unit_test(test_chunks_small),
 		cmocka_unit_test(test_chunks_refused),
+		cmocka_unit_test(test_chunks_raw),
 		cmocka_unit_test(test_chunk_encoder_bounds),
 		cmocka_unit_test(test_property_round_trip),
 		cmocka_unit_test(test_b64_strict),
