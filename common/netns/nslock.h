@@ -7,7 +7,8 @@
  * asks for its addresses until just before COMMIT; after that, and on a
  * destination, the locked namespace says nothing that would draw its
  * MAC's traffic to it.
- * Made through libnftables.  The table is the lock's only state, so a
+ * Made through libnftables (lifted by netlink directly: nftbatch.h).  The
+ * table is the lock's only state, so a
  * restarted daemon finds a lock it left (nslock_held).
  *
  * The lock sits at priority -400, before conntrack and before any table

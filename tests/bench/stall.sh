@@ -18,6 +18,10 @@
 #              towards svc are acknowledgements
 # "+ms" is the stall minus the migration's downtime (freeze to thaw);
 # the goal of the replaying lock is at most two round trips and 50 ms.
+# LOCKQ=N sets the replaying lock's queue to N packets (and N * 2 KiB);
+# migrd's default is 4096.  Under each row, on stderr: how busy host1's
+# CPU was with the load before the move, the move's phases and what it
+# carried.
 # streamd and streamc write every TICK ms (default 5; theirs is 50), so
 # that the stall is the move's and not up to two of their ticks.
 # gate_ms/fork_ms (gated rows): how long streamd waited at its gate on
@@ -40,7 +44,8 @@ ex() {		# MS DOWNTIME: "MS (+EXCESS)"
 
 cell() {	# MODE N: one move, one line of the table
 	local mode=$1 n=$2 rtt r busy send recv d g to lock=${1%+gate}
-	mig_setup "commit-timeout 3000" "lock $lock" >/dev/null 2>&1 || { echo "$mode $n: setup failed"; return; }
+	mig_setup "commit-timeout 3000" "lock $lock" ${LOCKQ:+"lock-queue-packets $LOCKQ"} \
+		${LOCKQ:+"lock-queue-bytes $((LOCKQ * 2048))"} >/dev/null 2>&1 || { echo "$mode $n: setup failed"; return; }
 	SVC_TICK=$TICK SVC_GATE=$([ "$mode" = "$lock" ] || echo 1) svc_start host1 "$RATE" >/dev/null ||
 		{ echo "$mode $n: svc did not start"; return; }
 	rtt=$(gx client "ping -c 5 -i 0.2 -q $SVC4" | sed -n 's|.* = [0-9.]*/\([0-9.]*\)/.*|\1|p')
@@ -55,7 +60,12 @@ cell() {	# MODE N: one move, one line of the table
 		q=\$(ip netns exec $NS ss -Htln | awk '{ q += \$2 } END { print q + 0 }')
 		[ \$e -ge $((3 * n)) ] && [ \$q -eq 0 ] && exit 0; sleep 0.5; done; exit 1" ||
 		echo "$mode $n: not every connection was up and accepted after 120 s" >&2
-	sleep 3
+	# how busy host1's one CPU is with the load alone, over 3 s: a lab
+	# that cannot carry the load before the move does not catch up
+	# after it, whatever the move does
+	cpu=$(gx host1 "head -1 /proc/stat; sleep 3; head -1 /proc/stat" | awk '
+		{ t = 0; for (i = 2; i <= NF; i++) t += $i; idle = $5 + $6
+		  if (NR == 1) { t0 = t; i0 = idle } else printf "%d", 100 - 100 * (idle - i0) / (t - t0) }')
 	migrate host1 host2
 	# the destination namespace's own counters (new with it): how often
 	# a restored socket's retransmission timer fired there, and how
@@ -76,6 +86,8 @@ cell() {	# MODE N: one move, one line of the table
 		"$(kv "$busy" verdict)/$(kv "$send" mismatches)/$(kv "$recv" verdict)" \
 		"$(rep .lock.kept)/$(rep .lock.sent)/$(rep .lock.forwarded)/$(rep .lock.overflow)" \
 		"${g:--}" "${to:--}"
+	# where the downtime went, and what it carried
+	echo "#   $mode $n: host1 ${cpu:-?}% busy before; ms $(jq -c .ms <<<"$MREP"); $(rep .sockets.total) sockets, $(rep .bytes.queued) bytes queued, $(rep .bytes.streamed) on the channel" >&2
 }
 
 printf '%-11s %5s %8s %7s %16s %16s %16s %-9s %-20s %-15s %s\n' lock conns down_ms rtt_ms \
