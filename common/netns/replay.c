@@ -73,6 +73,26 @@ replay_list_take(struct replay_list *l, size_t max_bytes)
 	return first;
 }
 
+/* The first n packets off the list (at least one). */
+static struct replay_pkt *
+take_pkts(struct replay_list *l, size_t n)
+{
+	struct replay_pkt *first = l->head, **pp = &l->head;
+
+	while (*pp != NULL && (pp == &l->head || n > 0)) {
+		l->npkts--;
+		l->bytes -= (*pp)->len;
+		pp = &(*pp)->next;
+		if (n > 0)
+			n--;
+	}
+	l->head = *pp;
+	*pp = NULL;
+	if (l->head == NULL)
+		l->tail = &l->head;
+	return first;
+}
+
 void
 replay_pkt_free_chain(struct replay_pkt *p)
 {
@@ -423,7 +443,7 @@ replay_checksums(uint8_t *p, size_t len)
 
 int
 replay_inject(const char *ns, const char *hostif, struct replay_list *l,
-    char *err, size_t errlen)
+    size_t max_pkts, char *err, size_t errlen)
 {
 	struct sockaddr_ll sl = { .sll_family = AF_PACKET, .sll_halen = ETH_ALEN };
 	struct replay_pkt *p, *chain;
@@ -452,7 +472,7 @@ replay_inject(const char *ns, const char *hostif, struct replay_list *l,
 		errbuf_errno(err, errlen, "packet socket");
 		goto fail;
 	}
-	chain = replay_list_take(l, (size_t)-1);
+	chain = take_pkts(l, max_pkts);
 	for (p = chain; p != NULL; p = p->next) {
 		if (replay_check(p->data, p->len, NULL, 0, NULL, 0) < 0) {
 			l->inject_failed++;

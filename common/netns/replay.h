@@ -88,11 +88,15 @@ int	replay_check(const void *pkt, size_t len,
 void	replay_checksums(uint8_t *pkt, size_t len);
 
 /*
- * Send every packet of the list into ns through hostif (the host's end
- * of its veth), the list emptied.  ns's eth0 gives the MAC.  The number
- * sent, or -1 and err if nothing could be (what failed is counted).
+ * Send the first max_pkts packets of the list ((size_t)-1: all) into ns
+ * through hostif (the host's end of its veth), taking them off the
+ * list; ns's eth0 gives the MAC.  The number sent, or -1 and err if
+ * nothing could be, the whole list then dropped (what failed is
+ * counted).  Each packet goes through the namespace's stack within the
+ * call: tens of thousands take seconds in a slow guest, so a caller in
+ * an event loop sends them a few at a time.
  */
 int	replay_inject(const char *ns, const char *hostif, struct replay_list *,
-	    char *err, size_t errlen);
+	    size_t max_pkts, char *err, size_t errlen);
 
 #endif

@@ -478,19 +478,19 @@ workload_ready(struct mig *m, const char *what)
 }
 
 /*
- * Every socket is out of repair: what reached the source meanwhile goes
- * in, and the workload (which holds its own copies since live_prepare())
- * runs.
+ * Every socket is out of repair and what reached the source meanwhile
+ * has gone in (what is left of it now): the workload (which holds its
+ * own copies since live_prepare()) runs.
  */
 static void
 live_done(struct mig *m)
 {
 	struct timeval gap = { 0, MIGDST_REANNOUNCE_MS * 1000 };
-	double t0 = mono_ms(), t1, t2;
+	double replay_ms, t1, t2;
 	char err[256];
 	char *ns;
 
-	replay_dst_inject(m);
+	replay_ms = replay_dst_done(m);
 	migdst_release(&m->dst);
 	t1 = mono_ms();
 	m->pid = 0;
@@ -517,7 +517,7 @@ live_done(struct mig *m)
 	    "%.1f ms (attach %.1f, unlock %.1f, announce %.1f ms); then "
 	    "replay %.1f, workload %.1f, registry %.1f ms", m->id, m->ns,
 	    m->dst.fig.sockets, m->dst.fig.live_ms, m->dst.fig.attach_ms,
-	    m->dst.fig.unlock_ms, m->dst.fig.announce_ms, t1 - t0, t2 - t1,
+	    m->dst.fig.unlock_ms, m->dst.fig.announce_ms, replay_ms, t2 - t1,
 	    mono_ms() - t2);
 }
 
@@ -535,8 +535,11 @@ live_finish(struct mig *m)
 /*
  * One slice of going live, from the loop: about LIVE_SLICE_MS of
  * sockets leaving repair, then the loop's other work (heartbeats,
- * status, other migrations), then the next slice.  Fault
- * "dst-live-slow": one socket a slice, the slices spread over 2.5 s.
+ * status, other migrations), then the next slice; once every socket is
+ * out, slices of the packets kept for replay the same way (24,000 of
+ * them held a TCG guest's loop 5 s in one go, and the source lost the
+ * channel).  Fault "dst-live-slow": one socket a slice, the slices
+ * spread over 2.5 s.
  */
 static void
 live_slice_cb(evutil_socket_t fd, short what, void *arg)
@@ -553,6 +556,9 @@ live_slice_cb(evutil_socket_t fd, short what, void *arg)
 		if (evtimer_add(m->live_ev, &next) == 0)
 			return;
 		migdst_resume_all(&m->dst);	/* no timer: the rest now */
+	} else if (!replay_dst_inject_some(m, LIVE_SLICE_MS) &&
+	    evtimer_add(m->live_ev, &next) == 0) {
+		return;
 	}
 	live_finish(m);
 }

@@ -196,6 +196,9 @@ struct mig {
 	uint64_t		 rq_replayed;	/* injected (destination's
 						   count, at the source) */
 	size_t			 rq_refused;	/* destination: not taken */
+	int			 rq_injecting;	/* destination: under way */
+	double			 rq_inject_ms;	/* ... for so long */
+	char			 rq_inject_err[160];	/* the first failure */
 
 	/* source */
 	json_t			*records;	/* pre-copy: links, addrs... */
@@ -296,7 +299,14 @@ int	replay_dst_rx(struct mig *, json_t *msg, char *why, size_t len);
 int	replay_take(struct replay_list *l, const struct nsdump *nd,
 	    json_t *msg, size_t *refused, char *why, size_t len);
 /* Destination, once the sockets left repair: inject what came. */
-void	replay_dst_inject(struct mig *);
+/*
+ * Destination, going live: what the source kept goes into the namespace
+ * a few packets at a time, about budget_ms of them (1 when none is
+ * left), so that thousands of them do not hold the loop; then the rest
+ * at once, and the time all of it took.
+ */
+int	replay_dst_inject_some(struct mig *, double budget_ms);
+double	replay_dst_done(struct mig *);
 /* Destination: PACKETS for a migration gone live here lately (1: it
  * was one, taken or not; 0: unknown). */
 int	replay_late_rx(const char *peer, const char *id, json_t *msg);

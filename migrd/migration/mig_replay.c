@@ -185,7 +185,8 @@ replay_src_rollback(struct mig *m)
 	if (m->rq_fd < 0)
 		return;
 	drain(m);
-	n = replay_inject(m->ns, m->hostif, &m->rq, err, sizeof(err));
+	n = replay_inject(m->ns, m->hostif, &m->rq, (size_t)-1, err,
+	    sizeof(err));
 	if (n < 0 || m->rq.inject_failed > 0)
 		log_warnx("migration %s: packets kept during the freeze: %zu "
 		    "could not be given back (%s); their senders retransmit",
@@ -273,24 +274,60 @@ replay_dst_rx(struct mig *m, json_t *msg, char *why, size_t len)
 	return 0;
 }
 
-void
-replay_dst_inject(struct mig *m)
+/* packets one injection sends: a few milliseconds of a slow guest */
+#define INJECT_PKTS	64
+
+/* Some of what was kept, into the namespace; a failure is said once,
+ * in replay_dst_done(). */
+static void
+dst_inject(struct mig *m, size_t max_pkts)
 {
 	char err[256] = "";
 	int n;
 
-	/* what the source forwards after COMMIT, within what is left */
-	late_add(m, m->rq.max_pkts > m->rq.kept ? m->rq.max_pkts -
-	    m->rq.kept : 0, m->rq.max_bytes > m->rq.bytes ? m->rq.max_bytes -
-	    m->rq.bytes : 0);
+	if (!m->rq_injecting) {
+		/* what the source forwards after COMMIT, within what is
+		 * left of the bounds */
+		m->rq_injecting = 1;
+		late_add(m, m->rq.max_pkts > m->rq.kept ? m->rq.max_pkts -
+		    m->rq.kept : 0, m->rq.max_bytes > m->rq.bytes ?
+		    m->rq.max_bytes - m->rq.bytes : 0);
+	}
 	if (m->rq.head == NULL)
 		return;
-	n = replay_inject(m->ns, m->hostif, &m->rq, err, sizeof(err));
-	if (n < 0 || m->rq.inject_failed > 0)
-		log_warnx("migration %s: %zu packets kept for replay could not "
-		    "be injected (%s)", m->id, m->rq.inject_failed, err);
+	n = replay_inject(m->ns, m->hostif, &m->rq, max_pkts, err,
+	    sizeof(err));
+	if ((n < 0 || err[0] != '\0') && m->rq_inject_err[0] == '\0')
+		snprintf(m->rq_inject_err, sizeof(m->rq_inject_err), "%.150s",
+		    err[0] != '\0' ? err : "failed");
 	if (n > 0)
-		m->rq_replayed = (uint64_t)n;
+		m->rq_replayed += (uint64_t)n;
+}
+
+int
+replay_dst_inject_some(struct mig *m, double budget_ms)
+{
+	double t0 = mono_ms();
+
+	do
+		dst_inject(m, INJECT_PKTS);
+	while (m->rq.head != NULL && mono_ms() - t0 < budget_ms);
+	m->rq_inject_ms += mono_ms() - t0;
+	return m->rq.head == NULL;
+}
+
+double
+replay_dst_done(struct mig *m)
+{
+	double t0 = mono_ms();
+
+	dst_inject(m, (size_t)-1);	/* the rest, if any */
+	m->rq_inject_ms += mono_ms() - t0;
+	if (m->rq.inject_failed > 0)
+		log_warnx("migration %s: %zu packets kept for replay could not "
+		    "be injected (%s)", m->id, m->rq.inject_failed,
+		    m->rq_inject_err);
+	return m->rq_inject_ms;
 }
 
 void
@@ -401,7 +438,8 @@ replay_late_rx(const char *peer, const char *id, json_t *msg)
 	}
 	l->pkts_left -= rq.npkts;
 	l->bytes_left -= rq.bytes;
-	n = replay_inject(l->ns, l->hostif, &rq, why, sizeof(why));
+	n = replay_inject(l->ns, l->hostif, &rq, (size_t)-1, why,
+	    sizeof(why));
 	if (n > 0)
 		l->injected += (size_t)n;
 	replay_list_free(&rq);

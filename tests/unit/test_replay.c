@@ -5,13 +5,20 @@
  * checksums of a packet given back (against packets whose checksums
  * were computed apart from this code, by Python's struct and socket);
  * how much one read of the queue takes (the queue played by a socket
- * pair carrying NFQUEUE messages).
+ * pair carrying NFQUEUE messages); and, as root in a namespace of the
+ * test's own, that an injection sends the packets it was asked for, in
+ * order, and leaves the rest on the list (a veth pair: what is sent
+ * down one end is read from a UDP socket on the other).
  */
 #include <arpa/inet.h>
+#include <errno.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -255,6 +262,86 @@ test_read_batch(void **state)
 	close(sv[1]);
 }
 
+static int have_netns;
+
+/* 10.99.1.1:5000 -> 10.99.1.2:7500, UDP, "pkt NN", checksums left 0 for
+ * replay_inject() to compute */
+static size_t
+udp_pkt(uint8_t *p, unsigned i)
+{
+	size_t n = 20 + 8 + 6;
+
+	memset(p, 0, n);
+	p[0] = 0x45;
+	p[3] = (uint8_t)n;
+	p[8] = 64;
+	p[9] = 17;
+	memcpy(p + 12, (uint8_t[]){ 10, 99, 1, 1 }, 4);
+	memcpy(p + 16, (uint8_t[]){ 10, 99, 1, 2 }, 4);
+	p[20] = 5000 >> 8;
+	p[21] = 5000 & 0xff;
+	p[22] = 7500 >> 8;
+	p[23] = 7500 & 0xff;
+	p[25] = 8 + 6;
+	snprintf((char *)p + 28, 7, "pkt%03u", i);
+	return n;
+}
+
+/* An injection sends what it was asked for, in order, at least one,
+ * and leaves the rest on the list. */
+static void
+test_inject_slices(void **state)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET,
+	    .sin_port = htons(7500) };
+	struct replay_list l;
+	uint8_t pkt[64];
+	char err[256] = "", buf[64], want[8];
+	unsigned i;
+	int fd;
+
+	(void)state;
+	if (!have_netns)
+		skip();
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0);
+	assert_true(fd >= 0);
+	inet_pton(AF_INET, "10.99.1.2", &a.sin_addr);
+	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	replay_list_init(&l, 100, 1 << 20);
+	for (i = 0; i < 25; i++)
+		assert_int_equal(replay_list_add(&l, pkt, udp_pkt(pkt, i)), 0);
+	assert_int_equal(replay_inject("/proc/thread-self/ns/net", "h0", &l,
+	    10, err, sizeof(err)), 10);
+	assert_int_equal(l.npkts, 15);
+	assert_int_equal(l.bytes, 15 * 34);
+	/* none asked for is one */
+	assert_int_equal(replay_inject("/proc/thread-self/ns/net", "h0", &l,
+	    0, err, sizeof(err)), 1);
+	assert_int_equal(l.npkts, 14);
+	assert_int_equal(replay_inject("/proc/thread-self/ns/net", "h0", &l,
+	    (size_t)-1, err, sizeof(err)), 14);
+	assert_int_equal(l.npkts, 0);
+	assert_null(l.head);
+	assert_int_equal(l.injected, 25);
+	assert_int_equal(l.inject_failed, 0);
+	assert_string_equal(err, "");
+	/* every one arrived, in order; the list takes packets again */
+	for (i = 0; i < 25; i++) {
+		ssize_t n = recv(fd, buf, sizeof(buf), 0);
+
+		if (n != 6)
+			fail_msg("datagram %u: %zd (%s)", i, n,
+			    n < 0 ? strerror(errno) : "bytes");
+		snprintf(want, sizeof(want), "pkt%03u", i);
+		assert_memory_equal(buf, want, 6);
+	}
+	assert_true(recv(fd, buf, sizeof(buf), 0) == -1 && errno == EAGAIN);
+	assert_int_equal(replay_list_add(&l, pkt, udp_pkt(pkt, 25)), 0);
+	assert_ptr_equal(l.tail, &l.head->next);
+	replay_list_free(&l);
+	close(fd);
+}
+
 int
 main(void)
 {
@@ -264,7 +351,16 @@ main(void)
 		cmocka_unit_test(test_checksums),
 		cmocka_unit_test(test_list_bounds),
 		cmocka_unit_test(test_read_batch),
+		cmocka_unit_test(test_inject_slices),
 	};
 
+	if (unshare(CLONE_NEWNET) == 0 && system("ip link set lo up && "
+	    "ip link add eth0 type veth peer name h0 && "
+	    "ip addr add 10.99.1.2/24 dev eth0 && ip link set h0 up && "
+	    "ip link set eth0 up") == 0)
+		have_netns = 1;
+	else
+		fprintf(stderr, "# no private network namespace with a veth "
+		    "pair (not root?): injection skipped\n");
 	return cmocka_run_group_tests_name("replay", tests, NULL, NULL);
 }
