@@ -25,8 +25,12 @@
 #include "netns.h"
 #include "nftbatch.h"
 
-/* begin, two messages per table, end: well within one page each */
-#define NFTBATCH_BUF	(MNL_SOCKET_BUFFER_SIZE)
+/* a batch of at most MNL_SOCKET_BUFFER_SIZE, in a buffer twice that
+ * (libmnl writes a message before it finds it past the limit) */
+#define NFTBATCH_BUF	(2 * MNL_SOCKET_BUFFER_SIZE)
+/* longer than the kernel takes (255), so that it is the kernel that
+ * refuses, and short enough for one message to fit what is left */
+#define NFTBATCH_NAME_MAX	512
 #define NFTBATCH_WAIT_S	5
 
 static void
@@ -117,7 +121,7 @@ nftbatch_delete(const char *ns, const struct nftbatch_table *t, size_t nt,
 	uint32_t seq0 = (uint32_t)time(NULL), seq = seq0;
 	struct timeval tmo = { NFTBATCH_WAIT_S, 0 };
 	unsigned nmsg = 0;
-	int saved, rc = -1;
+	int saved, full = 0, rc = -1;
 	size_t i;
 
 	if (nt == 0)
@@ -126,6 +130,12 @@ nftbatch_delete(const char *ns, const struct nftbatch_table *t, size_t nt,
 		errbuf(err, errlen, "nf_tables: %zu tables in one batch", nt);
 		return -1;
 	}
+	for (i = 0; i < nt; i++)
+		if (strlen(t[i].name) > NFTBATCH_NAME_MAX) {
+			errbuf(err, errlen, "nf_tables: a table name of %zu "
+			    "characters", strlen(t[i].name));
+			return -1;
+		}
 	if ((saved = netns_enter(ns, err, errlen)) < 0)
 		return -1;
 	/* the socket belongs to the namespace it was made in */
@@ -143,7 +153,7 @@ nftbatch_delete(const char *ns, const struct nftbatch_table *t, size_t nt,
 		    strerror(errno));
 		goto out;
 	}
-	if ((b = mnl_nlmsg_batch_start(buf, sizeof(buf))) == NULL) {
+	if ((b = mnl_nlmsg_batch_start(buf, MNL_SOCKET_BUFFER_SIZE)) == NULL) {
 		errbuf(err, errlen, "nf_tables: no batch");
 		goto out;
 	}
@@ -152,14 +162,20 @@ nftbatch_delete(const char *ns, const struct nftbatch_table *t, size_t nt,
 	for (i = 0; i < nt; i++) {
 		put_table(mnl_nlmsg_batch_current(b), NFT_MSG_NEWTABLE,
 		    NLM_F_CREATE, t[i].family, t[i].name, seq++);
-		mnl_nlmsg_batch_next(b);
+		full = !mnl_nlmsg_batch_next(b);
 		put_table(mnl_nlmsg_batch_current(b), NFT_MSG_DELTABLE, 0,
 		    t[i].family, t[i].name, seq++);
-		mnl_nlmsg_batch_next(b);
+		full |= !mnl_nlmsg_batch_next(b);
 		nmsg += 2;
 	}
 	put_batch(mnl_nlmsg_batch_current(b), NFNL_MSG_BATCH_END, seq++);
-	mnl_nlmsg_batch_next(b);
+	full |= !mnl_nlmsg_batch_next(b);
+	if (full) {
+		errbuf(err, errlen, "nf_tables: the batch is larger than %ld "
+		    "bytes", (long)MNL_SOCKET_BUFFER_SIZE);
+		mnl_nlmsg_batch_stop(b);
+		goto out;
+	}
 	if (mnl_socket_sendto(nl, mnl_nlmsg_batch_head(b),
 	    mnl_nlmsg_batch_size(b)) == -1) {
 		errbuf(err, errlen, "%s: nf_tables: send: %s", ns,

@@ -197,12 +197,14 @@ test_failed_batch_changes_nothing(void **state)
 	assert_tables("");
 }
 
-/* A namespace that is not there: an error that names it, nothing done. */
+/* A namespace that is not there: an error that names it, nothing done;
+ * a batch too large for one message: refused before it is sent. */
 static void
 test_no_namespace(void **state)
 {
-	char err[256] = "";
-	struct nftbatch_table t = { NFTBATCH_INET, NSLOCK_TABLE };
+	char err[256] = "", name[514];
+	struct nftbatch_table t = { NFTBATCH_INET, NSLOCK_TABLE }, many[16];
+	int i;
 
 	(void)state;
 	assert_int_equal(nslock_unlock("migr-test-no-such-ns", err,
@@ -213,6 +215,20 @@ test_no_namespace(void **state)
 	/* more than one batch holds: refused before anything is sent */
 	assert_int_equal(nftbatch_delete(SELF, &t, 17, err, sizeof(err)), -1);
 	assert_string_equal(err, "nf_tables: 17 tables in one batch");
+	memset(name, 'x', sizeof(name) - 1);
+	name[sizeof(name) - 1] = '\0';
+	for (i = 0; i < 16; i++) {
+		many[i].family = NFTBATCH_INET;
+		many[i].name = name;
+	}
+	assert_int_equal(nftbatch_delete(SELF, many, 1, err, sizeof(err)),
+	    -1);
+	assert_string_equal(err, "nf_tables: a table name of 513 "
+	    "characters");
+	name[500] = '\0';
+	assert_int_equal(nftbatch_delete(SELF, many, 16, err, sizeof(err)),
+	    -1);
+	assert_non_null(strstr(err, "nf_tables: the batch is larger than "));
 }
 
 int
