@@ -610,8 +610,7 @@ sess_new(int fd, int outbound, struct peer *p, char *why, size_t len)
 	s->outbound = outbound;
 	s->peer = p;
 	s->created_ms = (uint64_t)mono_ms();
-	tv.tv_sec = migrd.conf.heartbeat_ms / 1000;
-	tv.tv_usec = (migrd.conf.heartbeat_ms % 1000) * 1000;
+	tv = ms_timeval((long)migrd.conf.heartbeat_ms);
 	s->tick = event_new(migrd.base, -1, EV_PERSIST, sess_tick, s);
 	if (s->tick == NULL || evtimer_add(s->tick, &tv) == -1) {
 		snprintf(why, len, "cannot add its timer");

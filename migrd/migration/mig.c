@@ -328,8 +328,7 @@ arm_timer(struct mig *m)
 		evtimer_del(m->timer);
 		return;
 	}
-	tv.tv_sec = ms / 1000;
-	tv.tv_usec = (ms % 1000) * 1000;
+	tv = ms_timeval((long)ms);
 	evtimer_add(m->timer, &tv);
 }
 

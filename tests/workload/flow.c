@@ -403,13 +403,3 @@ flow_tick_arg(const char *arg)
 		fatalx("bad tick '%s' (1 to 1000 ms)", arg);
 	return ms;
 }
-
-struct timeval
-flow_interval(long ms)
-{
-	struct timeval tv;
-
-	tv.tv_sec = ms / 1000;
-	tv.tv_usec = (ms % 1000) * 1000;
-	return tv;
-}

@@ -71,7 +71,5 @@ uint64_t flow_write_now(struct flow *, uint64_t n);
 int	flow_set_bufs(int fd, int bytes);
 /* -t TICK_MS of streamd and streamc: 1..1000 ms, else a fatal error */
 long	flow_tick_arg(const char *arg);
-/* ms as a timeval */
-struct timeval flow_interval(long ms);
 
 #endif

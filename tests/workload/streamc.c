@@ -59,6 +59,7 @@
 #include <event2/event.h>
 
 #include "addrport.h"
+#include "clock.h"
 #include "flow.h"
 #include "log.h"
 
@@ -591,7 +592,7 @@ main(int argc, char **argv)
 	raise_nofile();
 	to_open = conns;
 	open_more();
-	tick = flow_interval(tick_ms);
+	tick = ms_timeval(tick_ms);
 	event_add(event_new(base, -1, EV_PERSIST, on_tick, NULL), &tick);
 	if (probe_ms > 0) {
 		probe_tv.tv_sec = probe_ms / 1000;

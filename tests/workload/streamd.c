@@ -47,6 +47,7 @@
 #include <event2/event.h>
 
 #include "addrport.h"
+#include "clock.h"
 #include "flow.h"
 #include "log.h"
 
@@ -485,7 +486,7 @@ main(int argc, char **argv)
 	if (nlisteners == 0 && nflows == 0)
 		fatalx("nothing to serve: give -l or sockets through LISTEN_FDS");
 
-	tick = flow_interval(tick_ms);
+	tick = ms_timeval(tick_ms);
 	on_tick(-1, 0, NULL);
 	event_add(event_new(base, -1, EV_PERSIST, on_tick, NULL), &tick);
 	event_add(evsignal_new(base, SIGTERM, on_signal, NULL), NULL);
