@@ -19,11 +19,13 @@
 # "+ms" is the stall minus the migration's downtime (freeze to thaw);
 # the goal of the replaying lock is at most two round trips and 50 ms.
 # LOCKQ=N sets the replaying lock's queue to N packets (and N * 2 KiB);
-# migrd's default is 4096.  Rows of more than 100 connections per peer
-# use TICK_LARGE (default 200 ms) and LOCKQ_LARGE (default 65536)
-# instead: one TCG guest cannot carry 1,500 connections writing every
-# 5 ms (every packet costs it tens of microseconds), and 1,500 peers
-# that keep sending fill 4,096 packets in a fraction of the freeze.  Under each row, on stderr: how busy host1's
+# migrd's default is 4096.  Rows of more than 10 connections per peer
+# write every TICK_MID ms (default 20), and rows of more than 100 every
+# TICK_LARGE ms (default 200) with LOCKQ_LARGE (default 65536): one TCG
+# guest is saturated before any move by 150 connections writing every
+# 5 ms (every packet costs it tens of microseconds), and by 1,500 at
+# any tick tried; 1,500 peers that keep sending fill 4,096 packets in
+# a fraction of the freeze.  Under each row, on stderr: how busy host1's
 # CPU was with the load before the move, the move's phases and what it
 # carried.
 # streamd and streamc write every TICK ms (default 5; theirs is 50), so
@@ -39,6 +41,7 @@
 trap mig_teardown EXIT
 RATE=${RATE:-2000}
 TICK=${TICK:-5}
+TICK_MID=${TICK_MID:-20}
 TICK_LARGE=${TICK_LARGE:-200}
 LOCKQ_LARGE=${LOCKQ_LARGE:-65536}
 sizes=("$@")
@@ -51,6 +54,7 @@ ex() {		# MS DOWNTIME: "MS (+EXCESS)"
 cell() {	# MODE N: one move, one line of the table
 	local mode=$1 n=$2 rtt r busy send recv d g to lock=${1%+gate}
 	local TICK=$TICK LOCKQ=${LOCKQ:-}
+	[ "$n" -le 10 ] || TICK=$TICK_MID
 	[ "$n" -le 100 ] || { TICK=$TICK_LARGE; LOCKQ=$LOCKQ_LARGE; }
 	mig_setup "commit-timeout 3000" "lock $lock" ${LOCKQ:+"lock-queue-packets $LOCKQ"} \
 		${LOCKQ:+"lock-queue-bytes $((LOCKQ * 2048))"} >/dev/null 2>&1 || { echo "$mode $n: setup failed"; return; }
