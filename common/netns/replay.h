@@ -98,5 +98,7 @@ void	replay_checksums(uint8_t *pkt, size_t len);
  */
 int	replay_inject(const char *ns, const char *hostif, struct replay_list *,
 	    size_t max_pkts, char *err, size_t errlen);
+/* what such a caller sends at a time: a few milliseconds of a slow guest */
+#define REPLAY_INJECT_BATCH	64
 
 #endif

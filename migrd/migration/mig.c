@@ -17,6 +17,7 @@
 
 #include "clock.h"
 #include "control.h"
+#include "giveback.h"
 #include "log.h"
 #include "mig.h"
 #include "mig_priv.h"
@@ -1105,4 +1106,6 @@ mig_shutdown(void)
 	/* what is durable stays in the state file for the next start */
 	while ((m = TAILQ_FIRST(&migs)) != NULL)
 		mig_free(m);
+	/* what rollbacks still give back goes now, not lost */
+	giveback_finish_all();
 }

@@ -547,6 +547,7 @@ live_slice_cb(evutil_socket_t fd, short what, void *arg)
 	struct mig *m = arg;
 	struct timeval next = { 0, 0 };
 	int slow = mig_fault("dst-live-slow");
+	double t0 = mono_ms(), left;
 
 	(void)fd;
 	(void)what;
@@ -556,9 +557,14 @@ live_slice_cb(evutil_socket_t fd, short what, void *arg)
 		if (evtimer_add(m->live_ev, &next) == 0)
 			return;
 		migdst_resume_all(&m->dst);	/* no timer: the rest now */
-	} else if (!replay_dst_inject_some(m, LIVE_SLICE_MS) &&
-	    evtimer_add(m->live_ev, &next) == 0) {
-		return;
+	} else {
+		/* the replay has what is left of this slice, or the next
+		 * one: the last sockets' slice and a whole replay slice in
+		 * one turn would hold the loop twice as long */
+		left = LIVE_SLICE_MS - (mono_ms() - t0);
+		if ((left <= 0 || !replay_dst_inject_some(m, left)) &&
+		    evtimer_add(m->live_ev, &next) == 0)
+			return;
 	}
 	live_finish(m);
 }

@@ -16,7 +16,8 @@
  * injects it for REPLAY_LATE_MS after going live (a peer's window lets
  * it send new data without an answer: lost, it would wait for a timer).
  * On a rollback every packet kept goes back to the sockets here, the
- * same way, whether it was sent on or not.
+ * same way and in slices too (giveback.h), whether it was sent on or
+ * not.
  *
  * Destination: a PACKETS message is the peer's input like any other: a
  * packet must be a whole IPv4 or IPv6 packet to one of the addresses of
@@ -32,6 +33,7 @@
 #include <event2/event.h>
 
 #include "clock.h"
+#include "giveback.h"
 #include "log.h"
 #include "mig.h"
 #include "mig_priv.h"
@@ -176,25 +178,16 @@ replay_src_send(struct mig *m)
 	send_kept(m);
 }
 
+/* On a rollback what was kept goes back to the sockets here, in slices
+ * of the loop (giveback.h). */
 void
 replay_src_rollback(struct mig *m)
 {
-	char err[256];
-	int n;
-
 	if (m->rq_fd < 0)
 		return;
 	drain(m);
-	n = replay_inject(m->ns, m->hostif, &m->rq, (size_t)-1, err,
-	    sizeof(err));
-	if (n < 0 || m->rq.inject_failed > 0)
-		log_warnx("migration %s: packets kept during the freeze: %zu "
-		    "could not be given back (%s); their senders retransmit",
-		    m->id, m->rq.inject_failed, err);
-	if (n > 0)
-		log_info("migration %s: %d packets kept during the freeze "
-		    "given back to %s", m->id, n, m->ns);
-	replay_close(m);
+	giveback_start(migrd.base, m->id, m->ns, m->hostif, &m->rq,
+	    GIVEBACK_SLICE_MS);
 }
 
 int
@@ -274,9 +267,6 @@ replay_dst_rx(struct mig *m, json_t *msg, char *why, size_t len)
 	return 0;
 }
 
-/* packets one injection sends: a few milliseconds of a slow guest */
-#define INJECT_PKTS	64
-
 /* Some of what was kept, into the namespace; a failure is said once,
  * in replay_dst_done(). */
 static void
@@ -310,7 +300,7 @@ replay_dst_inject_some(struct mig *m, double budget_ms)
 	double t0 = mono_ms();
 
 	do
-		dst_inject(m, INJECT_PKTS);
+		dst_inject(m, REPLAY_INJECT_BATCH);
 	while (m->rq.head != NULL && mono_ms() - t0 < budget_ms);
 	m->rq_inject_ms += mono_ms() - t0;
 	return m->rq.head == NULL;

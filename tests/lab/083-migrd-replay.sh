@@ -19,6 +19,10 @@
 #   4. The same move with "lock drop", for comparison: lossless too,
 #      and the figures side by side (docs/performance.md; the benchmark
 #      tests/bench/stall measures them properly).
+#   5. A rollback with a thousand datagrams kept (host2 holds READY
+#      back, the operator cancels): host1 gives them back in slices of
+#      its loop (giveback.h), and a UDP program reads every one, once,
+#      in order.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/lib-migrd.sh"
 . "$(dirname "$0")/lib-migrate.sh"
@@ -145,4 +149,43 @@ figures drop
 finrst=$(capture_stop)
 is "$(grep -c . <<<"$finrst")" 0 "drop: no FIN or RST from the service's busy port on the LAN"
 [ -z "$finrst" ] || diag "$finrst"
+
+# --- 5. a long queue given back in slices, in order
+U=udpr U4=10.77.0.187 UP=7002 UK=/tmp/udpkeep.py UF=/tmp/udpr.go N=1000
+migrd_conf host1 host2 -- "commit-timeout 3000"
+migrd_conf host2 host1 -- "commit-timeout 3000"
+check "host1 restarted (lock replay)" restart host1
+check "host2 restarted, holding READY back" restart host2 dst-ready-hold
+gx client "install -m 644 $top/tests/workload/udpkeep.py $UK"
+gx host1 "install -m 644 $top/tests/workload/udpkeep.py $UK; touch $UF"
+check "namespace $U on host1" mc host1 "ns create $U --addr $U4/24 --mac 52:54:00:77:01:87"
+check "udpkeep.py in $U" mc host1 "run $U -- /usr/bin/python3 -u $UK serve $UP $UF ${GADDR[client]} 7003"
+check "it is bound" gx host1 \
+	"for i in \$(seq 100); do ip netns exec $U ss -Huan sport = :$UP | grep -q . && exit 0; sleep 0.1; done; exit 1"
+gx host1 "setsid sh -c '$MIGCTL migrate $U host2 >/tmp/$U.mig 2>&1; echo rc=\$? >>/tmp/$U.mig' </dev/null >/dev/null 2>&1 &"
+for i in $(seq 100); do
+	[ "$(gx host1 "$MIGCTL -j status | jq -r '.data.migrations[0].state'")" = frozen ] && break; sleep 0.1
+done
+check "$U frozen and locked on host1, waiting for READY" gx host1 \
+	"for i in \$(seq 50); do ip netns exec $U nft list tables | grep -q 'inet migr_lock' && exit 0; sleep 0.1; done; exit 1"
+gx -t 120 client "python3 $UK send $U4 $UP 1 $((N + 1))"
+sleep 1
+out=$(mc host1 "cancel $U; echo rc=\$?")
+is "$(sed -n 's/^rc=//p' <<<"$out")" 0 "slices: migctl cancel while frozen exits 0"
+for i in $(seq 100); do gx host1 "grep -q ^rc= /tmp/$U.mig" && break; sleep 0.1; done
+is "$(gx host1 "sed -n 's/^rc=//p' /tmp/$U.mig")" 16 "slices: the move ends rolled back (16)"
+a=$(gx client "python3 $UK ask $U4 $UP")
+diag "slices: udpkeep.py: $a"
+like "$a" "^token=[0-9a-f]+ n=$N ok=1 last=$N\$" \
+	"slices: the program read all $N datagrams sent while frozen, each once, in order"
+l=$(migrd_log host1 | grep "given back to $U in" | tail -1)
+diag "slices: $l"
+given=$(sed -n 's/.*: \([0-9]*\) packets kept during the freeze given back.*/\1/p' <<<"$l")
+slices=$(sed -n 's/.* in \([0-9]*\) slices.*/\1/p' <<<"$l")
+if [ "${given:-0}" -ge "$N" ] && [ "${slices:-0}" -ge 2 ]; then
+	pass "slices: host1 gave back $given packets in $slices slices of its loop"
+else
+	fail "slices: given back: ${given:-none}, slices: ${slices:-none} (at least $N in 2)"
+fi
+mc host1 "ns delete $U" >/dev/null
 done_testing

@@ -23,11 +23,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include <event2/event.h>
 #include <libmnl/libmnl.h>
 #include <linux/netfilter.h>
 #include <linux/netfilter/nfnetlink.h>
 #include <linux/netfilter/nfnetlink_queue.h>
 
+#include "giveback.h"
 #include "replay.h"
 
 /* 10.77.0.9:40000 -> 10.77.0.180:7400, TCP PSH|ACK, "hello, replay" */
@@ -342,6 +344,96 @@ test_inject_slices(void **state)
 	close(fd);
 }
 
+/* count datagrams "pktNNN" on fd, checking their order from first */
+static unsigned
+read_in_order(int fd, unsigned first)
+{
+	char buf[64], want[8];
+	unsigned i = first;
+	ssize_t n;
+
+	while ((n = recv(fd, buf, sizeof(buf), 0)) > 0) {
+		snprintf(want, sizeof(want), "pkt%03u", i % 1000);
+		if (n != 6 || memcmp(buf, want, 6) != 0)
+			fail_msg("datagram %u: %zd bytes, not %s", i, n, want);
+		i++;
+	}
+	assert_true(n == -1 && errno == EAGAIN);
+	return i - first;
+}
+
+/*
+ * A rollback's give-back: the first slice at once, the rest one slice
+ * per turn of the loop, every packet in order, the caller's list left
+ * empty with its counters; giveback_finish_all() sends what is left at
+ * once.  A slice of 0 ms sends one batch.
+ */
+static void
+test_giveback_slices(void **state)
+{
+	const unsigned total = 3 * REPLAY_INJECT_BATCH + 8;
+	struct sockaddr_in a = { .sin_family = AF_INET,
+	    .sin_port = htons(7500) };
+	struct event_base *base;
+	struct replay_list l;
+	uint8_t pkt[64];
+	unsigned i, turns = 0, got;
+	int fd, rcvbuf = 1 << 20;
+
+	(void)state;
+	if (!have_netns)
+		skip();
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0);
+	assert_true(fd >= 0);
+	(void)setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf,
+	    sizeof(rcvbuf));
+	inet_pton(AF_INET, "10.99.1.2", &a.sin_addr);
+	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_non_null(base = event_base_new());
+	replay_list_init(&l, 1000, 1 << 20);
+	for (i = 0; i < total; i++)
+		assert_int_equal(replay_list_add(&l, pkt, udp_pkt(pkt, i)), 0);
+	giveback_start(base, "t1", "/proc/thread-self/ns/net", "h0", &l, 0);
+	/* the list is the give-back's now; its counters stay */
+	assert_null(l.head);
+	assert_ptr_equal(l.tail, &l.head);
+	assert_int_equal(l.npkts, 0);
+	assert_int_equal(l.kept, total);
+	assert_int_equal(giveback_pending(), total - REPLAY_INJECT_BATCH);
+	got = read_in_order(fd, 0);
+	assert_int_equal(got, REPLAY_INJECT_BATCH);
+	while (giveback_pending() > 0 && turns < 100) {
+		assert_int_equal(event_base_loop(base, EVLOOP_ONCE), 0);
+		turns++;
+	}
+	assert_int_equal(turns, 3);	/* 64, 64, then 8 */
+	got += read_in_order(fd, got);
+	assert_int_equal(got, total);
+	/* nothing more is scheduled */
+	assert_int_equal(event_base_loop(base, EVLOOP_NONBLOCK), 1);
+
+	/* finished at once: a stopping migrd drops nothing */
+	for (i = 0; i < 100; i++)
+		assert_int_equal(replay_list_add(&l, pkt, udp_pkt(pkt, i)), 0);
+	giveback_start(base, "t2", "/proc/thread-self/ns/net", "h0", &l, 0);
+	assert_int_equal(giveback_pending(), 100 - REPLAY_INJECT_BATCH);
+	giveback_finish_all();
+	assert_int_equal(giveback_pending(), 0);
+	assert_int_equal(read_in_order(fd, 0), 100);
+	assert_int_equal(event_base_loop(base, EVLOOP_NONBLOCK), 1);
+
+	/* a namespace that is gone: the packets are dropped, counted */
+	for (i = 0; i < 5; i++)
+		assert_int_equal(replay_list_add(&l, pkt, udp_pkt(pkt, i)), 0);
+	giveback_start(base, "t3", "/proc/thread-self/ns/net", "nosuch0", &l,
+	    0);
+	assert_int_equal(giveback_pending(), 0);
+	assert_int_equal(read_in_order(fd, 0), 0);
+	replay_list_free(&l);
+	event_base_free(base);
+	close(fd);
+}
+
 int
 main(void)
 {
@@ -352,6 +444,7 @@ main(void)
 		cmocka_unit_test(test_list_bounds),
 		cmocka_unit_test(test_read_batch),
 		cmocka_unit_test(test_inject_slices),
+		cmocka_unit_test(test_giveback_slices),
 	};
 
 	if (unshare(CLONE_NEWNET) == 0 && system("ip link set lo up && "
