@@ -46,18 +46,23 @@ bench-engine-floor: $(BENCH_EF)
 	@BUILD=$(BUILD) tests/bench/engine-floor.sh $(BENCH_ARGS)
 
 # 'make drill': the failover drill (tests/drill/drill.sh) in the lab,
-# with the debug build the lab tests use; the lab stays up
+# with the debug build the lab tests use (DRILL_SAN=0: the release
+# build); the lab stays up
 DRILL_ROUNDS ?= 10
 DRILL_CONNS  ?= 20
 DRILL_NS     ?= 2
 DRILL_FAULTS ?= 0
+DRILL_SPAN   ?= 1
+DRILL_SAN    ?= 1
+DRILL_BUILD  := $(if $(filter 1,$(DRILL_SAN)),build/check,build/release)
 .PHONY: drill
 drill: deps
-	@$(MAKE) --no-print-directory SAN=1 all tests
+	@$(MAKE) --no-print-directory SAN=$(DRILL_SAN) all tests
 	@kernel/build.sh >/dev/null
-	@vmlab/lab status >/dev/null 2>&1 || BUILD=build/check vmlab/lab up >/dev/null
-	@BUILD=build/check DRILL_ROUNDS=$(DRILL_ROUNDS) DRILL_CONNS=$(DRILL_CONNS) \
-	    DRILL_NS=$(DRILL_NS) DRILL_FAULTS=$(DRILL_FAULTS) tests/drill/drill.sh
+	@vmlab/lab status >/dev/null 2>&1 || BUILD=$(DRILL_BUILD) vmlab/lab up >/dev/null
+	@BUILD=$(DRILL_BUILD) DRILL_ROUNDS=$(DRILL_ROUNDS) DRILL_CONNS=$(DRILL_CONNS) \
+	    DRILL_NS=$(DRILL_NS) DRILL_FAULTS=$(DRILL_FAULTS) \
+	    DRILL_SPAN=$(DRILL_SPAN) tests/drill/drill.sh
 
 # 'make bench-stall': the stall peers see with the drop and the replaying
 # lock (tests/bench/stall.sh; BENCH_ARGS: the connection counts); 'make

@@ -14,7 +14,7 @@
  * and raises its limit of open files to the hard limit.
  *
  *   streamc -c ADDR:PORT[,MODE] [-c ...]... [-n CONNS] [-r RATE]
- *           [-d SECONDS] [-p PROBE_MS] [-o REPORT] [-a] [-t TICK_MS]
+ *           [-d SECONDS] [-p PROBE_MS] [-o REPORT] [-a] [-t TICK_MS] [-w]
  *
  * It writes, and with -a looks at the acknowledged count, every -t
  * milliseconds (default 50): a stall is measured to within a tick.
@@ -40,13 +40,18 @@
  *                 expected
  *
  * It runs -d seconds (0: until SIGTERM/SIGINT);
- * SIGUSR1 writes an interim report.  The report is one line of key=value
+ * SIGUSR1 writes an interim report (to -o's file through a rename, so
+ * a reader never sees half of one).  With -w each report's longest
+ * stalls are those since the previous report, not since the start: a
+ * drill that moves the service many times under one client reads one
+ * round's stall from each report.  The report is one line of key=value
  * pairs, then verdict=PASS or verdict=FAIL; the exit status is 0 on PASS.
  * PASS means: every connection opened, none read a wrong byte, none was
  * reset, none was closed by the service unless its mode says so, every
  * close a mode expects happened, and every probe got served.
  */
 #include <errno.h>
+#include <limits.h>
 #include <linux/tcp.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -126,6 +131,8 @@ static uint64_t			 connect_failures, probes_ok, probes_failed;
  * acknowledgement that moves on: the stall of a peer that sends */
 static double			 ack_stall;
 static int			 ack_stalls;	/* -a: measure them */
+/* -w: each report's stalls since the previous report */
+static int			 windowed;
 static long			 tick_ms = 50;	/* -t */
 static uint64_t			 closes_ok, unexpected_eofs;
 static struct probe		*probes;
@@ -356,7 +363,8 @@ raise_nofile(void)
 static int
 write_report(void)
 {
-	FILE *out = report ? fopen(report, "w") : stdout;
+	char tmp[PATH_MAX];
+	FILE *out = stdout;
 	double stall = stats.max_gap, stall_end = stats.max_gap_end;
 	int i, pass;
 
@@ -376,9 +384,12 @@ write_report(void)
 	pass = stats.mismatches == 0 && stats.resets == 0 &&
 	    unexpected_eofs == 0 && pending == 0 && stats.errors == 0 &&
 	    connect_failures == 0 && probes_failed == 0;
-	if (out == NULL) {
-		log_warn("%s", report);
-		return pass;
+	if (report != NULL) {
+		snprintf(tmp, sizeof(tmp), "%s.tmp", report);
+		if ((out = fopen(tmp, "w")) == NULL) {
+			log_warn("%s", tmp);
+			return pass;
+		}
 	}
 	fprintf(out, "flows=%d tx_bytes=%llu rx_bytes=%llu mismatches=%llu "
 	    "resets=%llu eofs=%llu closes_ok=%llu closes_pending=%llu "
@@ -396,10 +407,15 @@ write_report(void)
 	    stall > 0 ? stall_end - started : 0, ack_stall * 1000,
 	    (unsigned long long)probes_ok, (unsigned long long)probes_failed,
 	    pass ? "PASS" : "FAIL");
-	if (out != stdout)
-		fclose(out);
-	else
+	if (out != stdout) {
+		if (fclose(out) != 0 || rename(tmp, report) < 0)
+			log_warn("%s", report);
+	} else
 		fflush(out);
+	if (windowed) {
+		stats.max_gap = stats.max_gap_end = 0;
+		ack_stall = 0;
+	}
 	return pass;
 }
 
@@ -540,7 +556,7 @@ main(int argc, char **argv)
 
 	log_procinit("streamc");
 	log_init(LOG_TO_STDERR, 0, 0);
-	while ((c = getopt(argc, argv, "ac:n:r:d:p:o:t:")) != -1) {
+	while ((c = getopt(argc, argv, "ac:n:r:d:p:o:t:w")) != -1) {
 		switch (c) {
 		case 'a':
 			ack_stalls = 1;
@@ -578,6 +594,9 @@ main(int argc, char **argv)
 		case 't':
 			tick_ms = flow_tick_arg(optarg);
 			break;
+		case 'w':
+			windowed = 1;
+			break;
 		default:
 			goto usage;
 		}
@@ -612,6 +631,6 @@ main(int argc, char **argv)
 usage:
 	fprintf(stderr, "usage: streamc -c ADDR:PORT[,idle|,halfclose=S|,peershut|,reply|,recvonly]"
 	    "[,pause=A:B][,buf=N][,readrate=R]... [-n CONNS] "
-	    "[-r RATE] [-d SECONDS] [-p PROBE_MS] [-o REPORT] [-a] [-t TICK_MS]\n");
+	    "[-r RATE] [-d SECONDS] [-p PROBE_MS] [-o REPORT] [-a] [-t TICK_MS] [-w]\n");
 	return 2;
 }
