@@ -9,6 +9,7 @@
 #include <linux/netlink.h>
 #include <net/if.h>
 #include <netinet/in.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -442,36 +443,48 @@ replay_checksums(uint8_t *p, size_t len)
 }
 
 int
-replay_inject(const char *ns, const char *hostif, struct replay_list *l,
-    size_t max_pkts, char *err, size_t errlen)
+replay_out_open(struct replay_out *o, const char *ns, const char *hostif,
+    char *err, size_t errlen)
 {
-	struct sockaddr_ll sl = { .sll_family = AF_PACKET, .sll_halen = ETH_ALEN };
-	struct replay_pkt *p, *chain;
 	uint8_t mac[ETH_ALEN];
-	int fd = -1, saved, mfd, rc;
-	size_t sent = 0;
+	int saved, mfd, rc;
 
-	if (l->head == NULL)
-		return 0;
+	memset(o, 0, sizeof(*o));
+	o->fd = -1;
+	o->sl.sll_family = AF_PACKET;
+	o->sl.sll_halen = ETH_ALEN;
+	snprintf(o->ns, sizeof(o->ns), "%s", ns);
 	/* the namespace's MAC, from inside it */
 	if ((saved = netns_enter(ns, err, errlen)) < 0)
-		goto fail;
+		return -1;
 	mfd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	rc = mfd < 0 ? -1 : if_mac(mfd, "eth0", mac, err, errlen);
 	if (mfd >= 0)
 		close(mfd);
 	if (netns_leave(saved, err, errlen) < 0 || rc < 0)
-		goto fail;
-	memcpy(sl.sll_addr, mac, ETH_ALEN);
-	if ((sl.sll_ifindex = (int)if_nametoindex(hostif)) == 0) {
+		return -1;
+	memcpy(o->sl.sll_addr, mac, ETH_ALEN);
+	if ((o->sl.sll_ifindex = (int)if_nametoindex(hostif)) == 0) {
 		errbuf_errno(err, errlen, "%s", hostif);
-		goto fail;
+		return -1;
 	}
-	fd = socket(AF_PACKET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0) {
+	o->fd = socket(AF_PACKET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (o->fd < 0) {
 		errbuf_errno(err, errlen, "packet socket");
-		goto fail;
+		return -1;
 	}
+	return 0;
+}
+
+size_t
+replay_out_send(struct replay_out *o, struct replay_list *l, size_t max_pkts,
+    char *err, size_t errlen)
+{
+	struct replay_pkt *p, *chain;
+	size_t sent = 0;
+
+	if (l->head == NULL)
+		return 0;
 	chain = take_pkts(l, max_pkts);
 	for (p = chain; p != NULL; p = p->next) {
 		if (replay_check(p->data, p->len, NULL, 0, NULL, 0) < 0) {
@@ -479,24 +492,53 @@ replay_inject(const char *ns, const char *hostif, struct replay_list *l,
 			continue;
 		}
 		replay_checksums(p->data, p->len);
-		sl.sll_protocol = htons(p->data[0] >> 4 == 4 ? ETH_P_IP :
+		o->sl.sll_protocol = htons(p->data[0] >> 4 == 4 ? ETH_P_IP :
 		    ETH_P_IPV6);
-		if (sendto(fd, p->data, p->len, 0, (struct sockaddr *)&sl,
-		    sizeof(sl)) == (ssize_t)p->len) {
+		if (sendto(o->fd, p->data, p->len, 0,
+		    (struct sockaddr *)&o->sl, sizeof(o->sl)) ==
+		    (ssize_t)p->len) {
 			sent++;
 		} else {
 			if (l->inject_failed++ == 0)
-				errbuf_errno(err, errlen, "inject into %s", ns);
+				errbuf_errno(err, errlen, "inject into %s",
+				    o->ns);
 		}
 	}
 	replay_pkt_free_chain(chain);
-	close(fd);
 	l->injected += sent;
+	return sent;
+}
+
+void
+replay_out_close(struct replay_out *o)
+{
+	if (o->fd >= 0)
+		close(o->fd);
+	o->fd = -1;
+}
+
+int
+replay_inject(const char *ns, const char *hostif, struct replay_list *l,
+    size_t max_pkts, char *err, size_t errlen)
+{
+	struct replay_out o;
+	size_t sent;
+
+	if (l->head == NULL)
+		return 0;
+	if (replay_out_open(&o, ns, hostif, err, errlen) < 0) {
+		replay_out_close(&o);
+		replay_list_drop(l);
+		return -1;
+	}
+	sent = replay_out_send(&o, l, max_pkts, err, errlen);
+	replay_out_close(&o);
 	return (int)sent;
-fail:
+}
+
+void
+replay_list_drop(struct replay_list *l)
+{
 	l->inject_failed += l->npkts;
 	replay_list_free(l);
-	if (fd >= 0)
-		close(fd);
-	return -1;
 }

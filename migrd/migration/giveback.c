@@ -11,6 +11,7 @@
 struct giveback {
 	LIST_ENTRY(giveback)	 entry;
 	struct replay_list	 l;
+	struct replay_out	 out;	/* one packet socket for them all */
 	struct event		*ev;
 	double			 slice_ms;
 	double			 longest_ms;	/* the longest slice */
@@ -18,7 +19,6 @@ struct giveback {
 	size_t			 given;
 	char			 who[128];
 	char			 ns[64];
-	char			 hostif[24];
 	char			 err[256];
 };
 static LIST_HEAD(, giveback) givebacks = LIST_HEAD_INITIALIZER(givebacks);
@@ -35,6 +35,7 @@ giveback_end(struct giveback *g)
 		    "given back to %s in %u slices (the longest %.1f ms)",
 		    g->who, g->given, g->ns, g->slices, g->longest_ms);
 	LIST_REMOVE(g, entry);
+	replay_out_close(&g->out);
 	replay_list_free(&g->l);
 	if (g->ev != NULL)
 		event_free(g->ev);
@@ -48,23 +49,16 @@ giveback_slice(struct giveback *g, double budget_ms)
 {
 	struct timeval now = { 0, 0 };
 	double t0 = mono_ms();
-	char err[256] = "";
-	int n;
 
-	do {
-		n = replay_inject(g->ns, g->hostif, &g->l, budget_ms < 0 ?
-		    (size_t)-1 : REPLAY_INJECT_BATCH, err, sizeof(err));
-		if (n > 0)
-			g->given += (size_t)n;
-		if (err[0] != '\0' && g->err[0] == '\0')
-			snprintf(g->err, sizeof(g->err), "%s", err);
-	} while (n >= 0 && g->l.head != NULL && (budget_ms < 0 ||
+	do
+		g->given += replay_out_send(&g->out, &g->l, budget_ms < 0 ?
+		    (size_t)-1 : REPLAY_INJECT_BATCH, g->err, sizeof(g->err));
+	while (g->l.head != NULL && (budget_ms < 0 ||
 	    mono_ms() - t0 < budget_ms));
 	g->slices++;
 	if (mono_ms() - t0 > g->longest_ms)
 		g->longest_ms = mono_ms() - t0;
-	/* a failure that took nothing (the namespace is gone) ends it */
-	if (n < 0 || g->l.head == NULL || g->ev == NULL ||
+	if (g->l.head == NULL || g->ev == NULL ||
 	    evtimer_add(g->ev, &now) < 0)
 		giveback_end(g);
 }
@@ -106,8 +100,13 @@ giveback_start(struct event_base *base, const char *who, const char *ns,
 	g->slice_ms = slice_ms;
 	snprintf(g->who, sizeof(g->who), "%s", who);
 	snprintf(g->ns, sizeof(g->ns), "%s", ns);
-	snprintf(g->hostif, sizeof(g->hostif), "%s", hostif);
 	LIST_INSERT_HEAD(&givebacks, g, entry);
+	/* nowhere to send them (the namespace is gone): dropped, counted */
+	if (replay_out_open(&g->out, ns, hostif, g->err, sizeof(g->err)) < 0) {
+		replay_list_drop(&g->l);
+		giveback_end(g);
+		return;
+	}
 	g->ev = evtimer_new(base, giveback_cb, g);
 	giveback_slice(g, g->ev != NULL ? slice_ms : -1);
 }

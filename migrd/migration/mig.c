@@ -347,6 +347,7 @@ mig_new(enum mig_role role, const char *id, const char *ns, const char *peer)
 	m->state = migfsm_initial(role);
 	TAILQ_INIT(&m->outq);
 	m->rq_fd = -1;
+	m->rq_out.fd = -1;
 	replay_list_init(&m->rq, 0, 0);
 	snprintf(m->id, sizeof(m->id), "%s", id);
 	snprintf(m->ns, sizeof(m->ns), "%s", ns);

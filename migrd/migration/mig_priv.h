@@ -197,6 +197,8 @@ struct mig {
 						   count, at the source) */
 	size_t			 rq_refused;	/* destination: not taken */
 	int			 rq_injecting;	/* destination: under way */
+	struct replay_out	 rq_out;	/* ... through this (fd -1:
+						   not open) */
 	double			 rq_inject_ms;	/* ... for so long */
 	char			 rq_inject_err[160];	/* the first failure */
 

@@ -179,7 +179,8 @@ replay_src_send(struct mig *m)
 }
 
 /* On a rollback what was kept goes back to the sockets here, in slices
- * of the loop (giveback.h). */
+ * of the loop (giveback.h).  Fault "src-giveback-slow": one batch a
+ * slice, however fast the host. */
 void
 replay_src_rollback(struct mig *m)
 {
@@ -187,7 +188,7 @@ replay_src_rollback(struct mig *m)
 		return;
 	drain(m);
 	giveback_start(migrd.base, m->id, m->ns, m->hostif, &m->rq,
-	    GIVEBACK_SLICE_MS);
+	    mig_fault("src-giveback-slow") ? 0 : GIVEBACK_SLICE_MS);
 }
 
 int
@@ -273,7 +274,6 @@ static void
 dst_inject(struct mig *m, size_t max_pkts)
 {
 	char err[256] = "";
-	int n;
 
 	if (!m->rq_injecting) {
 		/* what the source forwards after COMMIT, within what is
@@ -285,13 +285,19 @@ dst_inject(struct mig *m, size_t max_pkts)
 	}
 	if (m->rq.head == NULL)
 		return;
-	n = replay_inject(m->ns, m->hostif, &m->rq, max_pkts, err,
-	    sizeof(err));
-	if ((n < 0 || err[0] != '\0') && m->rq_inject_err[0] == '\0')
+	/* one packet socket for every slice, closed with m (after
+	 * COMMITTED: its close waits for an RCU grace period) */
+	if (m->rq_out.fd < 0 && replay_out_open(&m->rq_out, m->ns, m->hostif,
+	    err, sizeof(err)) < 0) {
+		replay_out_close(&m->rq_out);
+		replay_list_drop(&m->rq);
+	} else {
+		m->rq_replayed += replay_out_send(&m->rq_out, &m->rq, max_pkts,
+		    err, sizeof(err));
+	}
+	if (err[0] != '\0' && m->rq_inject_err[0] == '\0')
 		snprintf(m->rq_inject_err, sizeof(m->rq_inject_err), "%.150s",
-		    err[0] != '\0' ? err : "failed");
-	if (n > 0)
-		m->rq_replayed += (uint64_t)n;
+		    err);
 }
 
 int
@@ -329,6 +335,7 @@ replay_close(struct mig *m)
 	if (m->rq_fd >= 0)
 		close(m->rq_fd);
 	m->rq_fd = -1;
+	replay_out_close(&m->rq_out);
 	replay_list_free(&m->rq);
 	m->rq_last_sent = NULL;
 }
@@ -348,6 +355,7 @@ struct late {
 	char			 ns[NSARG_NAME_MAX + 1];
 	char			 hostif[24];
 	struct nsdump		*nd;
+	struct replay_out	 out;	/* opened at the first PACKETS */
 	size_t			 pkts_left, bytes_left, injected;
 	double			 until;
 };
@@ -362,6 +370,7 @@ late_free(struct late *l)
 	if (l->injected > 0)
 		log_info("migration %s: %zu packets that reached the source "
 		    "after COMMIT replayed", l->id, l->injected);
+	replay_out_close(&l->out);
 	free(l->nd);
 	free(l);
 }
@@ -396,6 +405,7 @@ late_add(struct mig *m, size_t pkts_left, size_t bytes_left)
 	snprintf(l->id, sizeof(l->id), "%s", m->id);
 	snprintf(l->ns, sizeof(l->ns), "%s", m->ns);
 	snprintf(l->hostif, sizeof(l->hostif), "%s", m->hostif);
+	l->out.fd = -1;
 	l->pkts_left = pkts_left;
 	l->bytes_left = bytes_left;
 	l->until = mono_ms() + REPLAY_LATE_MS;
@@ -411,7 +421,6 @@ replay_late_rx(const char *peer, const char *id, json_t *msg)
 	struct late *l;
 	size_t refused = 0;
 	char why[300];
-	int n;
 
 	late_expire();
 	TAILQ_FOREACH(l, &lates, entry)
@@ -428,10 +437,12 @@ replay_late_rx(const char *peer, const char *id, json_t *msg)
 	}
 	l->pkts_left -= rq.npkts;
 	l->bytes_left -= rq.bytes;
-	n = replay_inject(l->ns, l->hostif, &rq, (size_t)-1, why,
-	    sizeof(why));
-	if (n > 0)
-		l->injected += (size_t)n;
+	if (l->out.fd >= 0 || replay_out_open(&l->out, l->ns, l->hostif,
+	    why, sizeof(why)) == 0)
+		l->injected += replay_out_send(&l->out, &rq, (size_t)-1, why,
+		    sizeof(why));
+	else
+		replay_out_close(&l->out);
 	replay_list_free(&rq);
 	return 1;
 }
