@@ -122,6 +122,8 @@ size_t	replay_out_send(struct replay_out *, struct replay_list *,
 void	replay_out_close(struct replay_out *);
 /* the packets freed and counted as failed injections */
 void	replay_list_drop(struct replay_list *);
+/* what a caller in an event loop sends at a time: a few milliseconds of
+ * a slow guest */
 #define REPLAY_INJECT_BATCH	64
 
 #endif
