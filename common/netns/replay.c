@@ -517,28 +517,23 @@ replay_out_close(struct replay_out *o)
 	o->fd = -1;
 }
 
-int
-replay_inject(const char *ns, const char *hostif, struct replay_list *l,
-    size_t max_pkts, char *err, size_t errlen)
-{
-	struct replay_out o;
-	size_t sent;
-
-	if (l->head == NULL)
-		return 0;
-	if (replay_out_open(&o, ns, hostif, err, errlen) < 0) {
-		replay_out_close(&o);
-		replay_list_drop(l);
-		return -1;
-	}
-	sent = replay_out_send(&o, l, max_pkts, err, errlen);
-	replay_out_close(&o);
-	return (int)sent;
-}
-
 void
 replay_list_drop(struct replay_list *l)
 {
 	l->inject_failed += l->npkts;
 	replay_list_free(l);
+}
+
+void
+replay_list_move(struct replay_list *to, struct replay_list *from)
+{
+	if (from->head == NULL)
+		return;
+	*to->tail = from->head;
+	to->tail = from->tail;
+	to->npkts += from->npkts;
+	to->bytes += from->bytes;
+	from->head = NULL;
+	from->tail = &from->head;
+	from->npkts = from->bytes = 0;
 }

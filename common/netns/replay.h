@@ -10,7 +10,7 @@
  * goes in; replay_read() copies what arrived into a bounded list and
  * gives every packet the verdict drop, so nothing waits in the kernel.
  *
- * replay_inject() hands a kept packet back to a namespace: it is sent as
+ * A replay_out hands kept packets back to a namespace: each is sent as
  * an Ethernet frame, to the namespace's own MAC, down the host's end of
  * the namespace's veth, so it arrives on the namespace's eth0 as if from
  * the LAN, after the sockets left repair and the lock is gone.
@@ -89,39 +89,35 @@ int	replay_check(const void *pkt, size_t len,
 void	replay_checksums(uint8_t *pkt, size_t len);
 
 /*
- * Send the first max_pkts packets of the list ((size_t)-1: all) into ns
- * through hostif (the host's end of its veth), taking them off the
- * list; ns's eth0 gives the MAC.  The number sent, or -1 and err if
- * nothing could be, the whole list then dropped (what failed is
- * counted).  Each packet goes through the namespace's stack within the
- * call: tens of thousands take seconds in a slow guest, so a caller in
- * an event loop sends them a few at a time, through one replay_out.
- */
-int	replay_inject(const char *ns, const char *hostif, struct replay_list *,
-	    size_t max_pkts, char *err, size_t errlen);
-
-/*
- * What replay_inject() does in three steps, for a caller that sends in
- * slices: the packet socket is made once and closed once.  Closing a
- * packet socket waits for an RCU grace period (packet_release() calls
- * synchronize_net()): 12 to 17 ms measured, paid by every slice when
- * each made its own.
+ * Kept packets back into a namespace, through one packet socket made
+ * once and closed once.  Closing a packet socket waits for an RCU grace
+ * period (packet_release() calls synchronize_net()): 12 to 17 ms
+ * measured, which every slice paid when each made its own.
  */
 struct replay_out {
 	int			 fd;		/* AF_PACKET, or -1 */
 	struct sockaddr_ll	 sl;		/* hostif, ns's MAC */
 	char			 ns[64];	/* for messages */
 };
-/* 0, or -1 and err (close it all the same) */
+/* Through hostif (the host's end of ns's veth), to the MAC of ns's
+ * eth0: 0, or -1 and err (close it all the same). */
 int	replay_out_open(struct replay_out *, const char *ns,
 	    const char *hostif, char *err, size_t errlen);
-/* as replay_inject(), through o: the number sent (failures counted in
- * the list, the first said in err) */
+/*
+ * Send the first max_pkts packets of the list ((size_t)-1: all; 0: one)
+ * and take them off it: the number sent (failures are counted in the
+ * list, the first is said in err).  Each packet goes through the
+ * namespace's stack within the call: tens of thousands take seconds in
+ * a slow guest, so a caller in an event loop sends a few at a time.
+ */
 size_t	replay_out_send(struct replay_out *, struct replay_list *,
 	    size_t max_pkts, char *err, size_t errlen);
 void	replay_out_close(struct replay_out *);
 /* the packets freed and counted as failed injections */
 void	replay_list_drop(struct replay_list *);
+/* from's packets appended to to's, from left empty; the counters of
+ * both stay as they were */
+void	replay_list_move(struct replay_list *to, struct replay_list *from);
 /* what a caller in an event loop sends at a time: a few milliseconds of
  * a slow guest */
 #define REPLAY_INJECT_BATCH	64

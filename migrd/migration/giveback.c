@@ -90,13 +90,7 @@ giveback_start(struct event_base *base, const char *who, const char *ns,
 	}
 	/* the packets move, the counters stay */
 	replay_list_init(&g->l, l->max_pkts, l->max_bytes);
-	g->l.head = l->head;
-	g->l.tail = l->tail;
-	g->l.npkts = l->npkts;
-	g->l.bytes = l->bytes;
-	l->head = NULL;
-	l->tail = &l->head;
-	l->npkts = l->bytes = 0;
+	replay_list_move(&g->l, l);
 	g->slice_ms = slice_ms;
 	snprintf(g->who, sizeof(g->who), "%s", who);
 	snprintf(g->ns, sizeof(g->ns), "%s", ns);

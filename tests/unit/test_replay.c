@@ -267,7 +267,7 @@ test_read_batch(void **state)
 static int have_netns;
 
 /* 10.99.1.1:5000 -> 10.99.1.2:7500, UDP, "pkt NN", checksums left 0 for
- * replay_inject() to compute */
+ * replay_out_send() to compute */
 static size_t
 udp_pkt(uint8_t *p, unsigned i)
 {
@@ -289,61 +289,6 @@ udp_pkt(uint8_t *p, unsigned i)
 	return n;
 }
 
-/* An injection sends what it was asked for, in order, at least one,
- * and leaves the rest on the list. */
-static void
-test_inject_slices(void **state)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET,
-	    .sin_port = htons(7500) };
-	struct replay_list l;
-	uint8_t pkt[64];
-	char err[256] = "", buf[64], want[8];
-	unsigned i;
-	int fd;
-
-	(void)state;
-	if (!have_netns)
-		skip();
-	fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0);
-	assert_true(fd >= 0);
-	inet_pton(AF_INET, "10.99.1.2", &a.sin_addr);
-	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-	replay_list_init(&l, 100, 1 << 20);
-	for (i = 0; i < 25; i++)
-		assert_int_equal(replay_list_add(&l, pkt, udp_pkt(pkt, i)), 0);
-	assert_int_equal(replay_inject("/proc/thread-self/ns/net", "h0", &l,
-	    10, err, sizeof(err)), 10);
-	assert_int_equal(l.npkts, 15);
-	assert_int_equal(l.bytes, 15 * 34);
-	/* none asked for is one */
-	assert_int_equal(replay_inject("/proc/thread-self/ns/net", "h0", &l,
-	    0, err, sizeof(err)), 1);
-	assert_int_equal(l.npkts, 14);
-	assert_int_equal(replay_inject("/proc/thread-self/ns/net", "h0", &l,
-	    (size_t)-1, err, sizeof(err)), 14);
-	assert_int_equal(l.npkts, 0);
-	assert_null(l.head);
-	assert_int_equal(l.injected, 25);
-	assert_int_equal(l.inject_failed, 0);
-	assert_string_equal(err, "");
-	/* every one arrived, in order; the list takes packets again */
-	for (i = 0; i < 25; i++) {
-		ssize_t n = recv(fd, buf, sizeof(buf), 0);
-
-		if (n != 6)
-			fail_msg("datagram %u: %zd (%s)", i, n,
-			    n < 0 ? strerror(errno) : "bytes");
-		snprintf(want, sizeof(want), "pkt%03u", i);
-		assert_memory_equal(buf, want, 6);
-	}
-	assert_true(recv(fd, buf, sizeof(buf), 0) == -1 && errno == EAGAIN);
-	assert_int_equal(replay_list_add(&l, pkt, udp_pkt(pkt, 25)), 0);
-	assert_ptr_equal(l.tail, &l.head->next);
-	replay_list_free(&l);
-	close(fd);
-}
-
 /* count datagrams "pktNNN" on fd, checking their order from first */
 static unsigned
 read_in_order(int fd, unsigned first)
@@ -360,6 +305,54 @@ read_in_order(int fd, unsigned first)
 	}
 	assert_true(n == -1 && errno == EAGAIN);
 	return i - first;
+}
+
+/* An injection sends what it was asked for, in order, at least one,
+ * and leaves the rest on the list. */
+static void
+test_inject_slices(void **state)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET,
+	    .sin_port = htons(7500) };
+	struct replay_list l;
+	struct replay_out o;
+	uint8_t pkt[64];
+	char err[256] = "";
+	unsigned i;
+	int fd;
+
+	(void)state;
+	if (!have_netns)
+		skip();
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0);
+	assert_true(fd >= 0);
+	inet_pton(AF_INET, "10.99.1.2", &a.sin_addr);
+	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	replay_list_init(&l, 100, 1 << 20);
+	for (i = 0; i < 25; i++)
+		assert_int_equal(replay_list_add(&l, pkt, udp_pkt(pkt, i)), 0);
+	assert_int_equal(replay_out_open(&o, "/proc/thread-self/ns/net", "h0",
+	    err, sizeof(err)), 0);
+	assert_int_equal(replay_out_send(&o, &l, 10, err, sizeof(err)), 10);
+	assert_int_equal(l.npkts, 15);
+	assert_int_equal(l.bytes, 15 * 34);
+	/* none asked for is one */
+	assert_int_equal(replay_out_send(&o, &l, 0, err, sizeof(err)), 1);
+	assert_int_equal(l.npkts, 14);
+	assert_int_equal(replay_out_send(&o, &l, (size_t)-1, err,
+	    sizeof(err)), 14);
+	replay_out_close(&o);
+	assert_int_equal(l.npkts, 0);
+	assert_null(l.head);
+	assert_int_equal(l.injected, 25);
+	assert_int_equal(l.inject_failed, 0);
+	assert_string_equal(err, "");
+	/* every one arrived, in order; the list takes packets again */
+	assert_int_equal(read_in_order(fd, 0), 25);
+	assert_int_equal(replay_list_add(&l, pkt, udp_pkt(pkt, 25)), 0);
+	assert_ptr_equal(l.tail, &l.head->next);
+	replay_list_free(&l);
+	close(fd);
 }
 
 /*
