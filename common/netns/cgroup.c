@@ -157,11 +157,25 @@ cgroup_freeze(const char *cgpath, int timeout_ms, char *err, size_t errlen)
 }
 
 int
-cgroup_thaw(const char *cgpath, int timeout_ms, char *err, size_t errlen)
+cgroup_thaw(const char *cgpath, char *err, size_t errlen)
 {
+	int v;
+
 	if (write_knob(cgpath, "cgroup.freeze", "0", err, errlen) < 0)
 		return -1;
-	return wait_event(cgpath, "frozen", 0, timeout_ms, err, errlen);
+	if ((v = cgroup_event(cgpath, "frozen")) != 0) {
+		errbuf(err, errlen, "%s: still frozen after cgroup.freeze 0 "
+		    "(%s)", cgpath, v < 0 ? "cgroup.events unreadable" :
+		    "a cgroup above it is frozen");
+		return -1;
+	}
+	return 0;
+}
+
+int
+cgroup_kill_start(const char *cgpath, char *err, size_t errlen)
+{
+	return write_knob(cgpath, "cgroup.kill", "1", err, errlen);
 }
 
 int

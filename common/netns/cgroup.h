@@ -5,10 +5,14 @@
  *
  * cgroup_freeze() writes 1 to cgroup.freeze and waits until
  * cgroup.events says "frozen 1": only then is every task of the cgroup
- * stopped and its fd tables stable.  cgroup_thaw() is the reverse.
- * cgroup_kill() writes cgroup.kill and waits until "populated 0".  Each
- * waits at most timeout_ms (poll on cgroup.events, which kernfs signals
- * with POLLPRI).  All return 0, or -1 with the reason in err (errbuf.h).
+ * stopped and its fd tables stable.  cgroup_kill() writes cgroup.kill and
+ * waits until "populated 0".  Each waits at most timeout_ms (poll on
+ * cgroup.events, which kernfs signals with POLLPRI).  cgroup_thaw() waits
+ * for nothing: the write that clears cgroup.freeze also clears the
+ * cgroup's frozen state (cgroup_do_freeze() updates it before it
+ * returns), the tasks wake on their own, and a cgroup still frozen right
+ * after it has a frozen cgroup above it.  All return 0, or -1 with the
+ * reason in err (errbuf.h).
  */
 #ifndef MIGR_CGROUP_H
 #define MIGR_CGROUP_H
@@ -30,10 +34,12 @@ int	cgroup_freeze(const char *cgpath, int timeout_ms, char *err,
 /* Ask for the freeze and return: cgroup_event(cgpath, "frozen") says
  * when it is done (for an event loop that must not wait). */
 int	cgroup_freeze_start(const char *cgpath, char *err, size_t errlen);
-int	cgroup_thaw(const char *cgpath, int timeout_ms, char *err,
-	    size_t errlen);
+int	cgroup_thaw(const char *cgpath, char *err, size_t errlen);
 int	cgroup_kill(const char *cgpath, int timeout_ms, char *err,
 	    size_t errlen);
+/* Ask for the kill and return: cgroup_event(cgpath, "populated") says
+ * when every task is gone. */
+int	cgroup_kill_start(const char *cgpath, char *err, size_t errlen);
 
 /* KEY's value in cgroup.events ("frozen", "populated"), or -1. */
 int	cgroup_event(const char *cgpath, const char *key);

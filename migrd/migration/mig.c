@@ -376,6 +376,8 @@ mig_free(struct mig *m)
 {
 	TAILQ_REMOVE(&migs, m, entry);
 	event_free(m->timer);
+	if (m->kill_ev != NULL)
+		event_free(m->kill_ev);
 	if (m->work != NULL)
 		event_free(m->work);
 	if (m->pause != NULL)
@@ -579,6 +581,8 @@ settle(struct mig *m, enum mig_state old)
 				    migrd.conf.hostname, m->reason[0] ?
 				    m->reason : "cancelled");
 		} else if (m->state == MS_DONE) {
+			if (m->killing)
+				return 0;	/* its tasks are dying */
 			answer(m, RES_OK, "moved", "%s moved %s -> %s", m->ns,
 			    migrd.conf.hostname, m->peer);
 		} else if (m->state == MS_IN_DOUBT && !m->answered) {
@@ -1011,7 +1015,7 @@ recover(json_t *o)
 		m->answered = 1;
 		history_add("migrate", "%s: found moved to %s after a "
 		    "restart: killing what is left here", ns, peer);
-		src_action(m, MA_KILL_DELETE);
+		src_kill_delete(m, 1);
 		mig_free(m);
 		persist();
 		return;
@@ -1097,6 +1101,11 @@ mig_shutdown(void)
 		if (m->role == MIG_DEST && m->going) {
 			dst_live_now(m);	/* frees m */
 			continue;
+		}
+		if (m->role == MIG_SOURCE && m->killing) {
+			src_kill_now(m);
+			if (mig_settle(m))
+				continue;	/* freed */
 		}
 		if (m->state == MS_PREPARING || m->state == MS_FROZEN ||
 		    m->state == MD_PREPARED || m->state == MD_READY) {

@@ -104,6 +104,13 @@ struct mig {
 	 * time (live_ev), and COMMITTED waits for the last */
 	struct event		*live_ev;
 	int			 going;		/* going live, not yet live */
+	/* source, moved: its tasks asked to die (cgroup.kill); kill_ev
+	 * looks every few ms until they are gone, then the namespace is
+	 * deleted and the migration settles */
+	struct event		*kill_ev;
+	double			 t_kill;
+	int			 killing;
+	int			 kill_slow;	/* fault src-kill-slow */
 	int			 committed_due;	/* COMMITTED once live */
 	int			 checked_socks;	/* source: found by its check */
 	time_t			 since;
@@ -262,6 +269,12 @@ struct src_answer {
 /* 0, or -1 for a READY without its figures. */
 int	src_answer(int type, json_t *msg, struct src_answer *a);
 void	src_action(struct mig *, unsigned action);
+/* Moved: kill the tasks (their sockets in repair), delete the namespace.
+ * wait 0: asked here, waited for by a timer, and the migration settles
+ * once it is done; wait 1: all of it now (a restart's recovery).
+ * src_kill_now() ends a kill under way at once (migrd stops). */
+void	src_kill_delete(struct mig *, int wait);
+void	src_kill_now(struct mig *);
 void	src_rx(struct mig *, int type, json_t *msg);
 void	src_cleanup(struct mig *);
 /* mig_precopy.c: the source's passes of memory pre-copy, from the loop

@@ -461,8 +461,7 @@ frozen_now(struct mig *m)
 	const struct migsrc_figures *f = &m->src.fig;
 	char err[256];
 
-	if (migsrc_freeze_finish(&m->src, MIG_FREEZE_MS, err,
-	    sizeof(err)) < 0) {
+	if (migsrc_freeze_finish(&m->src, err, sizeof(err)) < 0) {
 		migsrc_free(&m->src);
 		mig_fail(m, "cannot lock %s and collect its sockets: %.200s",
 		    m->ns, err);
@@ -526,7 +525,7 @@ freeze_wait(struct mig *m)
 		frozen_now(m);
 		return;
 	}
-	if (migsrc_rollback(&m->src, MIG_FREEZE_MS, why, sizeof(why)) < 0)
+	if (migsrc_rollback(&m->src, why, sizeof(why)) < 0)
 		log_warnx("migration %s: %s", m->id, why);
 	migsrc_free(&m->src);
 	mig_fail(m, "the tasks of %s did not freeze within %d ms%s (a task "
@@ -749,15 +748,13 @@ src_action(struct mig *m, unsigned action)
 		if (m->freezing) {
 			/* given up while the freeze was under way: thaw */
 			m->freezing = 0;
-			if (migsrc_rollback(&m->src, MIG_FREEZE_MS, err,
-			    sizeof(err)) < 0)
+			if (migsrc_rollback(&m->src, err, sizeof(err)) < 0)
 				log_warnx("migration %s: %s", m->id, err);
 			migsrc_free(&m->src);
 		}
 		thawed = m->have_src || (m->restarted && m->was_frozen);
 		if (reattach(m) == 0) {
-			if (migsrc_rollback(&m->src, MIG_FREEZE_MS, err,
-			    sizeof(err)) < 0)
+			if (migsrc_rollback(&m->src, err, sizeof(err)) < 0)
 				log_warnx("migration %s: rollback of %s was "
 				    "not clean: %s", m->id, m->ns, err);
 			migsrc_free(&m->src);
@@ -778,8 +775,7 @@ src_action(struct mig *m, unsigned action)
 			/* a migrd that died while the freeze was under way
 			 * left it asked for (cgroup.freeze 1) */
 			if (m->restarted && m->cgroup[0] != '\0' &&
-			    cgroup_thaw(m->cgroup, MIG_FREEZE_MS, err,
-			    sizeof(err)) < 0)
+			    cgroup_thaw(m->cgroup, err, sizeof(err)) < 0)
 				log_warnx("migration %s: %s", m->id, err);
 		}
 		replay_close(m);	/* given back above, if it could be */
@@ -807,18 +803,7 @@ src_action(struct mig *m, unsigned action)
 			log_warnx("fault injected: src-crash-done: exiting");
 			_exit(3);
 		}
-		if (reattach(m) == 0) {
-			if (migsrc_commit(&m->src, m->hostif, MIG_FREEZE_MS,
-			    err, sizeof(err)) < 0)
-				log_warnx("migration %s: cleaning %s was not "
-				    "complete: %s", m->id, m->ns, err);
-			migsrc_free(&m->src);
-			m->have_src = 0;
-		}
-		replay_close(m);
-		ns_forget(m->ns);
-		mig_progress(m, "done", "tasks killed with their sockets in "
-		    "repair, %s deleted here", m->ns);
+		src_kill_delete(m, 0);
 		break;
 	case MA_SEND_ABORT:
 		mig_send(m, MSG_MIG_ABORT, NULL);
@@ -828,6 +813,101 @@ src_action(struct mig *m, unsigned action)
 		    action);
 		break;
 	}
+}
+
+/*
+ * After the commit the source's tasks die with their sockets in repair.
+ * SIGKILL wakes a frozen task, but it still has to run its exit, which
+ * for a large address space or a task in an uninterruptible sleep takes
+ * a while: the kill is asked, then looked at every KILL_POLL_MS from the
+ * loop, for up to MIG_FREEZE_MS.  The namespace is deleted and the
+ * operator answered only after that, so a namespace that comes back at
+ * once finds its name free.
+ */
+#define KILL_POLL_MS	5
+
+static void
+kill_finish(struct mig *m, int timeout_ms)
+{
+	char err[256];
+
+	if (m->kill_ev != NULL) {
+		event_free(m->kill_ev);
+		m->kill_ev = NULL;
+	}
+	if (m->have_src) {
+		if (migsrc_commit(&m->src, m->hostif, timeout_ms, err,
+		    sizeof(err)) < 0)
+			log_warnx("migration %s: cleaning %s was not complete: "
+			    "%s", m->id, m->ns, err);
+		migsrc_free(&m->src);
+		m->have_src = 0;
+	}
+	replay_close(m);
+	ns_forget(m->ns);
+	m->killing = 0;
+	mig_progress(m, "done", "tasks killed with their sockets in repair, "
+	    "%s deleted here", m->ns);
+}
+
+static void
+kill_poll_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct mig *m = arg;
+	struct timeval tv = ms_timeval(KILL_POLL_MS);
+	double waited = mono_ms() - m->t_kill;
+	/* an unreadable cgroup.events (-1) has nothing left to wait for;
+	 * fault: the tasks seem to take 3 s to die */
+	int gone = migsrc_killed(&m->src) != 0 &&
+	    !(m->kill_slow && waited < 3000);
+
+	(void)fd;
+	(void)what;
+	if (!gone && waited < MIG_FREEZE_MS) {
+		evtimer_add(m->kill_ev, &tv);
+		return;
+	}
+	if (gone)
+		log_info("migration %s: the tasks of %s died in %.1f ms", m->id,
+		    m->ns, waited);
+	else
+		log_warnx("migration %s: the tasks of %s still run after %.0f "
+		    "ms: deleting the namespace beside them", m->id, m->ns,
+		    waited);
+	kill_finish(m, 0);
+	mig_settle(m);
+}
+
+void
+src_kill_delete(struct mig *m, int wait)
+{
+	struct timeval tv = ms_timeval(KILL_POLL_MS);
+	char err[256];
+
+	if (reattach(m) == 0 && !wait) {
+		if (migsrc_kill_start(&m->src, err, sizeof(err)) < 0)
+			log_warnx("migration %s: %s", m->id, err);
+		else if ((m->kill_ev = evtimer_new(migrd.base, kill_poll_cb,
+		    m)) == NULL)
+			log_warnx("migration %s: evtimer_new failed", m->id);
+		else {
+			m->killing = 1;
+			m->kill_slow = mig_fault("src-kill-slow");
+			m->t_kill = mono_ms();
+			evtimer_add(m->kill_ev, &tv);
+			return;
+		}
+	}
+	kill_finish(m, MIG_FREEZE_MS);
+}
+
+void
+src_kill_now(struct mig *m)
+{
+	double left = MIG_FREEZE_MS - (mono_ms() - m->t_kill);
+
+	if (m->killing)
+		kill_finish(m, left > 0 ? (int)left : 0);
 }
 
 int

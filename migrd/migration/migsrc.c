@@ -224,8 +224,7 @@ migsrc_frozen(const struct migsrc *s)
 }
 
 int
-migsrc_freeze_finish(struct migsrc *s, int timeout_ms, char *err,
-    size_t errlen)
+migsrc_freeze_finish(struct migsrc *s, char *err, size_t errlen)
 {
 	double t1 = mono_ms();
 	char why[256];
@@ -250,7 +249,7 @@ out_unlock:
 		log_warnx("%s: %s", __func__, why);
 	s->locked = 0;
 out_thaw:
-	if (cgroup_thaw(s->cgroup, timeout_ms, why, sizeof(why)) < 0)
+	if (cgroup_thaw(s->cgroup, why, sizeof(why)) < 0)
 		log_warnx("%s: %s", __func__, why);
 	s->frozen = 0;
 	return -1;
@@ -265,12 +264,12 @@ migsrc_freeze(struct migsrc *s, const char *ns, const char *cgroup,
 	if (migsrc_freeze_start(s, ns, cgroup, flags, err, errlen) < 0)
 		return -1;
 	if (cgroup_freeze(cgroup, timeout_ms, err, errlen) < 0) {
-		if (cgroup_thaw(cgroup, timeout_ms, why, sizeof(why)) < 0)
+		if (cgroup_thaw(cgroup, why, sizeof(why)) < 0)
 			log_warnx("%s: %s", __func__, why);
 		s->frozen = 0;
 		return -1;
 	}
-	return migsrc_freeze_finish(s, timeout_ms, err, errlen);
+	return migsrc_freeze_finish(s, err, errlen);
 }
 
 static struct migsrc_item *
@@ -518,6 +517,20 @@ migsrc_reattach(struct migsrc *s, const char *ns, const char *cgroup,
 }
 
 int
+migsrc_kill_start(struct migsrc *s, char *err, size_t errlen)
+{
+	return cgroup_kill_start(s->cgroup, err, errlen);
+}
+
+int
+migsrc_killed(const struct migsrc *s)
+{
+	int v = cgroup_event(s->cgroup, "populated");
+
+	return v < 0 ? -1 : v == 0;
+}
+
+int
 migsrc_commit(struct migsrc *s, const char *hostif, int timeout_ms,
     char *err, size_t errlen)
 {
@@ -555,7 +568,7 @@ migsrc_commit(struct migsrc *s, const char *hostif, int timeout_ms,
 }
 
 int
-migsrc_rollback(struct migsrc *s, int timeout_ms, char *err, size_t errlen)
+migsrc_rollback(struct migsrc *s, char *err, size_t errlen)
 {
 	char why[256];
 	size_t i;
@@ -586,8 +599,7 @@ migsrc_rollback(struct migsrc *s, int timeout_ms, char *err, size_t errlen)
 		rc = -1;
 	}
 	s->locked = 0;
-	if (s->frozen && cgroup_thaw(s->cgroup, timeout_ms, why,
-	    sizeof(why)) < 0) {
+	if (s->frozen && cgroup_thaw(s->cgroup, why, sizeof(why)) < 0) {
 		if (rc == 0)
 			errbuf(err, errlen, "%s", why);
 		rc = -1;

@@ -14,6 +14,9 @@
  *					 listener's waiting connections are
  *					 accepted and carried as established
  *	then either
+ *	(migsrc_kill_start(&s), then	 ask the tasks to die while their
+ *	 migsrc_killed(&s) polled)	 sockets are in repair, and wait
+ *					 from an event loop
  *	migsrc_commit(&s, hostif)	 kill the tasks while the sockets are
  *					 in repair (no FIN, no RST), close
  *					 ours silently, delete the ns
@@ -132,8 +135,7 @@ int	migsrc_freeze(struct migsrc *, const char *ns, const char *cgroup,
 int	migsrc_freeze_start(struct migsrc *, const char *ns,
 	    const char *cgroup, unsigned flags, char *err, size_t errlen);
 int	migsrc_frozen(const struct migsrc *);
-int	migsrc_freeze_finish(struct migsrc *, int timeout_ms, char *err,
-	    size_t errlen);
+int	migsrc_freeze_finish(struct migsrc *, char *err, size_t errlen);
 int	migsrc_dump(struct migsrc *, migsrc_emit_fn, void *arg);
 /* One collected socket (and a listener's waiting connections) at a
  * time, listeners first: 1 more to come, 0 done, -1 failed.  The
@@ -144,12 +146,17 @@ int	migsrc_dump_next(struct migsrc *, migsrc_emit_fn, void *arg);
  * Connections it had taken from accept queues died with it. */
 int	migsrc_reattach(struct migsrc *, const char *ns, const char *cgroup,
 	    unsigned flags, char *err, size_t errlen);
+/* The commit's kill, asked and not waited for: migsrc_killed() is 1
+ * once every task is gone (0 while some run, -1 if the cgroup cannot be
+ * read), and migsrc_commit() then finds nothing left to wait for. */
+int	migsrc_kill_start(struct migsrc *, char *err, size_t errlen);
+int	migsrc_killed(const struct migsrc *);
 /* Both do all they can; -1 and the first failure in err if any step
- * failed. */
+ * failed.  migsrc_commit waits up to timeout_ms for the tasks to die (0:
+ * looks once). */
 int	migsrc_commit(struct migsrc *, const char *hostif, int timeout_ms,
 	    char *err, size_t errlen);
-int	migsrc_rollback(struct migsrc *, int timeout_ms, char *err,
-	    size_t errlen);
+int	migsrc_rollback(struct migsrc *, char *err, size_t errlen);
 void	migsrc_free(struct migsrc *);
 
 #endif

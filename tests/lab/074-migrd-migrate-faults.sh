@@ -303,6 +303,30 @@ is "$( (migrd_log host1; migrd_log host2) | grep -c 'nothing received')" "$dead0
 is "$(svc_where)" host1 "svc on host1 only"
 check "host1 restarted without faults" restart host1
 
+# --- tasks slow to die after the commit (src-kill-slow: their cgroup
+# seems populated for 3 s more, as a large address space being freed or
+# a task in an uninterruptible sleep would make it): host1 asks for the
+# kill and waits for it from its loop, so it answers migctl meanwhile;
+# migctl migrate answers once the tasks are gone and svc is deleted on
+# host1, so that svc's name is free there for a move back
+check "host1's killed tasks will seem slow to die" restart host1 src-kill-slow
+bg host1 migrate $NS host2
+check "host1 reaches moved, its tasks dying" gx -t 60 host1 "for i in \$(seq 400); do
+	[ \"\$($MIGCTL -j status | jq -r '.data.migrations[0].state // empty')\" = moved ] && exit 0; sleep 0.05; done; exit 1"
+timed_state host1
+is "$ST" moved "while its tasks die, host1 answers migctl status (in $MS ms)"
+check "at once (the kill does not hold host1's loop)" test "$MS" -lt 1500
+is "$(bg_out host1 | grep -c '^rc=')" 0 "migctl migrate has not answered yet"
+check "migctl migrate ends" bg_wait host1 30
+BG=$(bg_out host1)
+diag "$BG"
+is "$(sed -n 's/^rc=//p' <<<"$BG")" 0 "the move succeeds (0)"
+like "$(migrd_log host1 | grep -o "the tasks of $NS died in [0-9]*" | tail -1)" 'died in [0-9]{4}' \
+	"host1 waited seconds for its tasks, from its loop"
+is "$(gx host1 "ip netns list | grep -cw $NS")" 0 "svc is deleted on host1 when migctl answers"
+is "$(svc_where)" host2 "svc on host2 only"
+check "host1 restarted without faults" restart host1
+
 # --- the client lived through all of it; the service never sent FIN/RST
 sleep 2
 gx client "pkill -TERM -x streamc; for i in \$(seq 50); do pgrep -x streamc >/dev/null || break; sleep 0.2; done"

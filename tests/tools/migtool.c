@@ -130,7 +130,7 @@ source(const char *ns, const char *cg, const char *hostif, const char *out,
 	if (f == NULL || migsrc_dump(&s, emit_line, f) < 0 ||
 	    fclose(f) != 0 || rename(tmp, out) < 0) {
 		log_warnx("dump failed: rolling back");
-		if (migsrc_rollback(&s, TIMEOUT_MS, why, sizeof(why)) < 0)
+		if (migsrc_rollback(&s, why, sizeof(why)) < 0)
 			log_warnx("rollback: %s", why);
 		migsrc_free(&s);
 		return 1;
@@ -139,7 +139,7 @@ source(const char *ns, const char *cg, const char *hostif, const char *out,
 	if (strcmp(word, "commit") == 0)
 		rc = migsrc_commit(&s, hostif, TIMEOUT_MS, why, sizeof(why)) < 0;
 	else
-		rc = migsrc_rollback(&s, TIMEOUT_MS, why, sizeof(why)) < 0;
+		rc = migsrc_rollback(&s, why, sizeof(why)) < 0;
 	if (rc)
 		log_warnx("%s: %s", word, why);
 	printf("decision=%s sockets=%zu accepted=%zu queued_bytes=%llu "
@@ -221,7 +221,7 @@ dest(const char *ns, const char *hostif, const char *bridge, const char *cg,
 		goto out_discard;
 	/* a cgroup left behind may still be frozen: the workload must run */
 	if (cgroup_create(cg, err, sizeof(err)) < 0 ||
-	    cgroup_thaw(cg, TIMEOUT_MS, err, sizeof(err)) < 0) {
+	    cgroup_thaw(cg, err, sizeof(err)) < 0) {
 		log_warnx("%s", err);
 		goto out_discard;
 	}

@@ -77,7 +77,7 @@ do_hold(const char *cg, const char *ns, long ms)
 		return 1;
 	frozen = mono_ms();
 	if (nslock_take(ns, E) < 0) {
-		cgroup_thaw(cg, TIMEOUT_MS, E);
+		cgroup_thaw(cg, E);
 		return 1;
 	}
 	locked = mono_ms();
@@ -85,7 +85,7 @@ do_hold(const char *cg, const char *ns, long ms)
 	unlocked = mono_ms();
 	if (nslock_release(ns, E) < 0)
 		rc = 1;
-	if (cgroup_thaw(cg, TIMEOUT_MS, E) < 0)
+	if (cgroup_thaw(cg, E) < 0)
 		rc = 1;
 	printf("window_ms=%.1f freeze_ms=%.1f lock_ms=%.1f unlock_thaw_ms=%.1f\n",
 	    mono_ms() - t0, frozen - t0, locked - frozen, mono_ms() - unlocked);
@@ -161,7 +161,7 @@ run(int argc, char **argv)
 	if (strcmp(cmd, "freeze") == 0)
 		return cgroup_freeze(arg, TIMEOUT_MS, E) < 0;
 	if (strcmp(cmd, "thaw") == 0)
-		return cgroup_thaw(arg, TIMEOUT_MS, E) < 0;
+		return cgroup_thaw(arg, E) < 0;
 	if (strcmp(cmd, "kill") == 0)
 		return cgroup_kill(arg, TIMEOUT_MS, E) < 0;
 	if (strcmp(cmd, "lock") == 0)
