@@ -38,6 +38,7 @@ static int		persist_clean = 1;	/* the file says what we hold */
  * process out of descriptors can still write it (two are needed in
  * turn: the new file, then its directory) */
 static int		spare_fd = -1;
+static struct event	*still_ev;	/* "still" reports, every second */
 static const char	*fault_spec;
 #define FDS_HIGH	1100	/* fault fds-high: descriptors above it */
 
@@ -359,6 +360,8 @@ mig_new(enum mig_role role, const char *id, const char *ns, const char *peer)
 		m->cgroup[0] = '\0';
 	m->since = time(NULL);
 	m->t0 = mono_ms();
+	m->t_said = m->t_phase = m->t0;
+	snprintf(m->said, sizeof(m->said), "start");
 	for (i = 0; i < PH__MAX; i++)
 		m->ms[i] = -1;
 	m->timer = evtimer_new(migrd.base, timer_cb, m);
@@ -444,6 +447,32 @@ mig_send_tail(struct mig *m, int type, json_t *extra, const void *tail,
 	return 0;
 }
 
+/*
+ * A phase can outlast migctl's wait for a report (60 s: a dump of
+ * 10,000 sockets with 87 MB queued in a TCG guest did, and migctl gave
+ * up on a move that went on and succeeded).  A migration someone waits
+ * for says it is still at work every MIG_STILL_MS without a report, so
+ * that silence means a migrd that is stuck, not a long phase.
+ */
+#define MIG_STILL_MS	10000
+
+static void
+still_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct mig *m;
+	double now = mono_ms();
+
+	(void)fd;
+	(void)what;
+	(void)arg;
+	TAILQ_FOREACH(m, &migs, entry)
+		if (m->ctl != 0 && !m->answered &&
+		    now - m->t_said >= MIG_STILL_MS)
+			mig_progress(m, "still", "%s, %.0f s since \"%s\"",
+			    migfsm_state_name(m->state), (now - m->t_phase) /
+			    1000.0, m->said);
+}
+
 void
 mig_progress(struct mig *m, const char *phase, const char *fmt, ...)
 {
@@ -454,6 +483,11 @@ mig_progress(struct mig *m, const char *phase, const char *fmt, ...)
 	vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
 	log_info("migration %s: %s: %s", m->id, phase, text);
+	m->t_said = mono_ms();
+	if (strcmp(phase, "still") != 0) {
+		m->t_phase = m->t_said;
+		snprintf(m->said, sizeof(m->said), "%s", phase);
+	}
 	if (m->ctl != 0 && !m->answered)
 		control_progress(m->ctl, json_pack("{s:s,s:f,s:s}", "phase",
 		    phase, "at_ms", mig_now(m), "text", text));
@@ -1046,6 +1080,7 @@ int
 mig_init(void)
 {
 	char path[PATH_MAX + 32], err[PATH_MAX + 64];
+	struct timeval sec = { 1, 0 };
 	json_t *root, *o;
 	size_t i;
 	int rc;
@@ -1070,6 +1105,11 @@ mig_init(void)
 	/* checkpoint images a dead migrd left: no migration outlives it
 	 * needing them (a restarted one rolls back, commits or discards) */
 	ckpt_purge();
+	if ((still_ev = event_new(migrd.base, -1, EV_PERSIST, still_cb,
+	    NULL)) == NULL || event_add(still_ev, &sec) < 0) {
+		log_warnx("%s: cannot arm the still timer", __func__);
+		return -1;
+	}
 	snprintf(path, sizeof(path), "%s/%s", migrd.conf.state_dir,
 	    STATE_FILE);
 	/* unreadable: a migration in doubt may be in there, and going on
@@ -1093,6 +1133,11 @@ void
 mig_shutdown(void)
 {
 	struct mig *m, *next;
+
+	if (still_ev != NULL) {
+		event_free(still_ev);
+		still_ev = NULL;
+	}
 
 	/* before the commit point: roll back or discard, as a cancel;
 	 * going live: finish it */

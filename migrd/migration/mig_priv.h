@@ -116,6 +116,9 @@ struct mig {
 	time_t			 since;
 	double			 t0;		/* mono_ms() at the start */
 	uint64_t		 ctl;		/* migctl waiting, or 0 */
+	double			 t_said;	/* mono_ms() of the last report */
+	double			 t_phase;	/* of the last but "still" */
+	char			 said[16];	/* its phase */
 	struct event		*timer;		/* the phase's deadline */
 	struct event		*work;		/* source: next dump step */
 	int			 in_step;
