@@ -70,9 +70,10 @@ drill: deps
 # (tests/bench/scale.sh; BENCH_ARGS: the count).  In the lab, with the
 # debug build the lab tests use.
 LAB_BENCHES := stall scale
-# 'make bench': migr's downtime against the floor and CRIU for 1, 100
-# and 1000 connections (tests/bench/bench.sh; BENCH_ARGS: the counts),
-# with the release build, in the lab
+# 'make bench': migr's downtime against the floor and CRIU for 1, 100,
+# 1000 and 10000 connections, idle and with 4 KiB queued each way, with
+# plots (tests/bench/bench.sh; BENCH_ARGS: the counts), with the release
+# build, in the lab
 .PHONY: bench
 bench: deps
 	@$(MAKE) --no-print-directory SAN=0 all tests build/release/tests/bench/engine-floor

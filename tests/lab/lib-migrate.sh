@@ -8,9 +8,10 @@ CG=/sys/fs/cgroup/migr/$NS
 SVC4=10.77.0.180
 SVC6=fd00:77::180
 # streamd's ports: 7400 busy both ways, 7401 idle, 7402 the client
-# half-closes, 7403 the service half-closes first
+# half-closes, 7403 the service half-closes first; SVC_EXTRA: more of
+# streamd's options (a listener of a bench's own)
 serve_cmd() {
-	echo "$W/streamd -r ${1:-20000} -l [::]:7400 -l [::]:7401,rate=0 -l [::]:7402,linger=2 -l [::]:7403,shut=${2:-4} -s /tmp/$NS.stats${SVC_TICK:+ -t $SVC_TICK}"
+	echo "$W/streamd -r ${1:-20000} -l [::]:7400 -l [::]:7401,rate=0 -l [::]:7402,linger=2 -l [::]:7403,shut=${2:-4} -s /tmp/$NS.stats${SVC_TICK:+ -t $SVC_TICK}${SVC_EXTRA:+ $SVC_EXTRA}"
 }
 
 # mig_setup [CONF-LINE...]: both migrds up and peered, no svc anywhere;

@@ -15,6 +15,10 @@
 
 #define FLOW_BUF	(64 * 1024)
 
+/* flow_drain(): the pause windows are over, and the flows that had one
+ * write no more */
+static int flow_draining;
+
 struct flow {
 	int			 fd;
 	uint64_t		 key;
@@ -175,7 +179,7 @@ flow_tick_read(struct flow *f, double dt)
 {
 	double wall = flow_wall();
 	int paused = f->pause_until > 0 && wall >= f->pause_from &&
-	    wall < f->pause_until;
+	    wall < f->pause_until && !flow_draining;
 
 	if (f->rd_closed)
 		return;
@@ -203,7 +207,8 @@ void
 flow_tick(struct flow *f, double dt)
 {
 	flow_tick_read(f, dt);
-	if (f->rate == 0 || f->wr_closed)
+	if (f->rate == 0 || f->wr_closed ||
+	    (flow_draining && f->pause_until > 0))
 		return;
 	f->credit += f->rate * dt;
 	/* no more than a second's worth piles up during a stall */
@@ -345,6 +350,12 @@ flow_set_pause(struct flow *f, double from, double until)
 {
 	f->pause_from = from;
 	f->pause_until = until;
+}
+
+void
+flow_drain(void)
+{
+	flow_draining = 1;
 }
 
 void

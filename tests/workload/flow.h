@@ -63,6 +63,9 @@ double	flow_wall(void);
  * seconds), while writing goes on; the wait does not count as a stall.
  */
 void	flow_set_pause(struct flow *, double from, double until);
+/* Every pause window ends now, and a flow that had one writes no more:
+ * its queues drain and what they held is checked (a signal's work). */
+void	flow_drain(void);
 /* Read at most rate bytes/s (0: as fast as they come). */
 void	flow_set_read_rate(struct flow *, uint64_t rate);
 /* Write up to n bytes of the pattern now, past the rate; how many. */

@@ -44,8 +44,11 @@
  * a reader never sees half of one).  With -w each report's longest
  * stalls are those since the previous report, not since the start: a
  * drill that moves the service many times under one client reads one
- * round's stall from each report.  The report is one line of key=value
- * pairs, then verdict=PASS or verdict=FAIL; the exit status is 0 on PASS.
+ * round's stall from each report.  SIGUSR2 ends every pause window and
+ * stops writing on the connections that had one: their queues drain and
+ * what they held is checked (flow_drain()).  The report is one line of
+ * key=value pairs, then verdict=PASS or verdict=FAIL; the exit status is
+ * 0 on PASS.
  * PASS means: every connection opened, none read a wrong byte, none was
  * reset, none was closed by the service unless its mode says so, every
  * close a mode expects happened, and every probe got served.
@@ -542,6 +545,8 @@ on_signal(evutil_socket_t sig, short what, void *arg)
 	(void)arg;
 	if (sig == SIGUSR1)
 		write_report();
+	else if (sig == SIGUSR2)
+		flow_drain();
 	else
 		event_base_loopbreak(base);
 }
@@ -622,6 +627,7 @@ main(int argc, char **argv)
 	event_add(evsignal_new(base, SIGTERM, on_signal, NULL), NULL);
 	event_add(evsignal_new(base, SIGINT, on_signal, NULL), NULL);
 	event_add(evsignal_new(base, SIGUSR1, on_signal, NULL), NULL);
+	event_add(evsignal_new(base, SIGUSR2, on_signal, NULL), NULL);
 	if (duration > 0) {
 		dur.tv_sec = duration;
 		event_base_loopexit(base, &dur);
