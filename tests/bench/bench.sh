@@ -18,7 +18,8 @@
 # Prints two tables as markdown (the downtimes with the ratios migr/floor,
 # migr/CRIU and t(N)/t(previous N); migr's phases) and the goals of
 # issue 16 against the largest N, writes $BUILD/bench/bench.json and two
-# plots, bench-downtime.png and bench-phases.png (gnuplot).  Each part's
+# plots, bench-downtime.png and bench-phases.png (gnuplot; the phases
+# overlap, so the second shows each as a share of their sum).  Each part's
 # own output is kept beside them (floor-idle.txt, floor-q4096.txt,
 # criu.txt, scale-N.txt, scale-q4096-N.txt).  A part that fails leaves
 # its cells "-" and the run goes on; the exit status is then 1.  Needs a
@@ -165,7 +166,9 @@ if command -v gnuplot >/dev/null; then
 		     "" using 1:6 with linespoints title "CRIU dump+restore, idle, in place"
 		set output "$out/bench-phases.png"
 		unset logscale
-		set title "Where migr's downtime goes, idle connections (share of freeze to thaw)"
+		# the phases overlap (the destination restores while records
+		# stream in): each is shown as its share of their sum
+		set title "migr's phases of one move, idle connections (share of their sum; they overlap)"
 		set style data histograms
 		set style histogram rowstacked
 		set style fill solid 0.8 border -1
@@ -173,11 +176,13 @@ if command -v gnuplot >/dev/null; then
 		set key outside right top
 		set yrange [0:100]
 		set xlabel "connections"
-		set ylabel "% of the downtime"
-		plot "$out/phases.dat" using (100*\$2/\$7):xtic(1) title "freeze", \
-		     "" using (100*\$3/\$7) title "dump", "" using (100*\$4/\$7) title "transfer", \
-		     "" using (100*\$5/\$7) title "restore", "" using (100*\$6/\$7) title "commit", \
-		     "" using (100*(\$7-\$2-\$3-\$4-\$5-\$6)/\$7) title "the rest (lock, thaw)"
+		set ylabel "% of the phases' sum"
+		sum(a, b, c, d, e) = a + b + c + d + e
+		plot "$out/phases.dat" using (100*\$2/sum(\$2,\$3,\$4,\$5,\$6)):xtic(1) title "freeze", \
+		     "" using (100*\$3/sum(\$2,\$3,\$4,\$5,\$6)) title "dump", \
+		     "" using (100*\$4/sum(\$2,\$3,\$4,\$5,\$6)) title "transfer", \
+		     "" using (100*\$5/sum(\$2,\$3,\$4,\$5,\$6)) title "restore", \
+		     "" using (100*\$6/sum(\$2,\$3,\$4,\$5,\$6)) title "commit"
 	GP
 	echo "# $out/bench-downtime.png $out/bench-phases.png"
 else
