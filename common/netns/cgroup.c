@@ -151,7 +151,7 @@ cgroup_freeze_start(const char *cgpath, char *err, size_t errlen)
 int
 cgroup_freeze(const char *cgpath, int timeout_ms, char *err, size_t errlen)
 {
-	if (write_knob(cgpath, "cgroup.freeze", "1", err, errlen) < 0)
+	if (cgroup_freeze_start(cgpath, err, errlen) < 0)
 		return -1;
 	return wait_event(cgpath, "frozen", 1, timeout_ms, err, errlen);
 }
@@ -181,7 +181,7 @@ cgroup_kill_start(const char *cgpath, char *err, size_t errlen)
 int
 cgroup_kill(const char *cgpath, int timeout_ms, char *err, size_t errlen)
 {
-	if (write_knob(cgpath, "cgroup.kill", "1", err, errlen) < 0)
+	if (cgroup_kill_start(cgpath, err, errlen) < 0)
 		return -1;
 	return wait_event(cgpath, "populated", 0, timeout_ms, err, errlen);
 }

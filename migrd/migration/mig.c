@@ -615,7 +615,7 @@ settle(struct mig *m, enum mig_state old)
 				    migrd.conf.hostname, m->reason[0] ?
 				    m->reason : "cancelled");
 		} else if (m->state == MS_DONE) {
-			if (m->killing)
+			if (m->kill_ev != NULL)
 				return 0;	/* its tasks are dying */
 			answer(m, RES_OK, "moved", "%s moved %s -> %s", m->ns,
 			    migrd.conf.hostname, m->peer);
@@ -1147,7 +1147,7 @@ mig_shutdown(void)
 			dst_live_now(m);	/* frees m */
 			continue;
 		}
-		if (m->role == MIG_SOURCE && m->killing) {
+		if (m->role == MIG_SOURCE && m->kill_ev != NULL) {
 			src_kill_now(m);
 			if (mig_settle(m))
 				continue;	/* freed */

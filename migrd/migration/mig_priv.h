@@ -104,12 +104,11 @@ struct mig {
 	 * time (live_ev), and COMMITTED waits for the last */
 	struct event		*live_ev;
 	int			 going;		/* going live, not yet live */
-	/* source, moved: its tasks asked to die (cgroup.kill); kill_ev
-	 * looks every few ms until they are gone, then the namespace is
-	 * deleted and the migration settles */
+	/* source, moved: its tasks asked to die (cgroup.kill); kill_ev,
+	 * set while they do, looks every few ms until they are gone, then
+	 * the namespace is deleted and the migration settles */
 	struct event		*kill_ev;
 	double			 t_kill;
-	int			 killing;
 	int			 kill_slow;	/* fault src-kill-slow */
 	int			 committed_due;	/* COMMITTED once live */
 	int			 checked_socks;	/* source: found by its check */

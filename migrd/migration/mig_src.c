@@ -845,7 +845,6 @@ kill_finish(struct mig *m, int timeout_ms)
 	}
 	replay_close(m);
 	ns_forget(m->ns);
-	m->killing = 0;
 	mig_progress(m, "done", "tasks killed with their sockets in repair, "
 	    "%s deleted here", m->ns);
 }
@@ -891,7 +890,6 @@ src_kill_delete(struct mig *m, int wait)
 		    m)) == NULL)
 			log_warnx("migration %s: evtimer_new failed", m->id);
 		else {
-			m->killing = 1;
 			m->kill_slow = mig_fault("src-kill-slow");
 			m->t_kill = mono_ms();
 			evtimer_add(m->kill_ev, &tv);
@@ -904,10 +902,12 @@ src_kill_delete(struct mig *m, int wait)
 void
 src_kill_now(struct mig *m)
 {
-	double left = MIG_FREEZE_MS - (mono_ms() - m->t_kill);
+	double left;
 
-	if (m->killing)
-		kill_finish(m, left > 0 ? (int)left : 0);
+	if (m->kill_ev == NULL)
+		return;
+	left = MIG_FREEZE_MS - (mono_ms() - m->t_kill);
+	kill_finish(m, left > 0 ? (int)left : 0);
 }
 
 int
