@@ -82,6 +82,9 @@ enum migr_msg {
 			 (t) == MSG_MIG_CHECKED || (t) == MSG_MIG_FORGET || \
 			 (t) == MSG_MIG_PACKETS || (t) == MSG_MIG_IMAGE)
 /* the types whose frames may carry a binary tail (frame.h) */
+/* the types that may be above max-message (up to MIGR_FRAME_MAX) */
+#define MSG_BULK(t)	((t) == MSG_MIG_RECORD || (t) == MSG_MIG_CHUNK || \
+			 (t) == MSG_MIG_IMAGE)
 #define MSG_TAIL_OK(t)	((t) == MSG_MIG_IMAGE || (t) == MSG_MIG_CHUNK)
 #define MSG_IS_PEER(t)	((t) == MSG_RESULT || (t) == MSG_HELLO || \
 			 (t) == MSG_HEARTBEAT || MSG_IS_MIG(t))

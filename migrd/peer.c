@@ -14,6 +14,7 @@
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 
+#include "chan_rx.h"
 #include "clock.h"
 #include "frame.h"
 #include "frame_z.h"
@@ -25,6 +26,7 @@
 #include "peer.h"
 #include "sk_engine.h"
 #include "tlsd.h"
+#include "tree.h"
 
 /* deflate level of the channel (compress deflate): 1, the fastest, takes
  * a socket record to a tenth; higher levels gain a few percent more at
@@ -61,6 +63,8 @@ struct session {
 						   connections' paths */
 	int			 gate;		/* and gated workloads */
 	uint64_t		 tx_json;	/* JSON bytes sent */
+	uint64_t		 rx_json;	/* compressed frames received: */
+	uint64_t		 rx_wire;	/* their JSON, their wire bytes */
 	uint64_t		 cert_names;	/* bit i: peers[i] (tlsd.h) */
 	char			 tls[16];	/* "TLSv1.3" */
 	char			 cipher[64];
@@ -203,8 +207,7 @@ sess_send_tail(struct session *s, uint16_t type, json_t *payload,
     const void *tail, size_t taillen)
 {
 	struct evbuffer *out = bufferevent_get_output(s->bev);
-	size_t max = type == MSG_MIG_RECORD || type == MSG_MIG_CHUNK ||
-	    type == MSG_MIG_IMAGE ? MIGR_FRAME_MAX : migrd.conf.max_message;
+	size_t max = MSG_BULK(type) ? MIGR_FRAME_MAX : migrd.conf.max_message;
 	size_t before = evbuffer_get_length(out);
 	uint64_t json0;
 	int rc;
@@ -267,19 +270,6 @@ send_hello(struct session *s)
 	    "capabilities", caps));
 }
 
-/* Does the hello announce the capability cap? */
-static int
-hello_has(json_t *hello, const char *cap)
-{
-	json_t *caps = json_object_get(hello, "capabilities"), *c;
-	size_t i;
-
-	json_array_foreach(caps, i, c)
-		if (json_is_string(c) && strcmp(json_string_value(c), cap) == 0)
-			return 1;
-	return 0;
-}
-
 /*
  * After both hellos: what the peer takes (binary tails on images), and
  * compression from the next message on, each way, when both announced
@@ -290,12 +280,12 @@ hello_has(json_t *hello, const char *cap)
 static int
 sess_caps(struct session *s, json_t *hello)
 {
-	s->raw_images = hello_has(hello, "raw-images");
-	s->raw_chunks = hello_has(hello, "raw-chunks");
-	s->repair_path = hello_has(hello, "repair-path");
-	s->gate = hello_has(hello, "gate");
+	s->raw_images = chan_hello_has(hello, "raw-images");
+	s->raw_chunks = chan_hello_has(hello, "raw-chunks");
+	s->repair_path = chan_hello_has(hello, "repair-path");
+	s->gate = chan_hello_has(hello, "gate");
 	if (migrd.conf.compress != CONF_COMPRESS_DEFLATE ||
-	    !hello_has(hello, "deflate"))
+	    !chan_hello_has(hello, "deflate"))
 		return 0;
 	if ((s->z = frame_z_new(CHANNEL_DEFLATE_LEVEL)) == NULL) {
 		sess_close(s, "cannot set up compression");
@@ -470,17 +460,45 @@ handle_frame(struct session *s, struct frame_hdr *h, json_t *j)
 	}
 }
 
+/* A refusal of the peer's frame, by the TLS process or by the limit. */
+static void
+sess_refused(struct session *s, int st, const struct frame_hdr *h,
+    size_t limit)
+{
+	if (st == FRAME_BAD_VERSION)
+		send_result(s, RES_BAD_VERSION, "protocol version mismatch");
+	else
+		send_result(s, frame_status_result(st), frame_strstatus(st));
+	if (st == FRAME_BAD_VERSION)
+		sess_close(s, "frame version %u, ours is %d", h->version,
+		    MIGR_PROTO_VERSION);
+	else if (st == FRAME_TOO_BIG && limit == migrd.conf.max_message)
+		sess_close(s, "frame of %u bytes is above max-message %u",
+		    h->len, migrd.conf.max_message);
+	else if (st == FRAME_TOO_BIG)
+		sess_close(s, "frame of %u bytes is above the record limit "
+		    "%zu", h->len, limit);
+	else
+		sess_close(s, "%s", frame_strstatus(st));
+}
+
+/*
+ * What the peer sent, as the TLS process parsed it: one tree a frame
+ * (tree.h).  Nothing of the peer's bytes is parsed here.
+ */
 static void
 sess_read(struct bufferevent *bev, void *arg)
 {
 	struct session *s = arg;
 	struct evbuffer *in = bufferevent_get_input(bev);
+	struct tree_item it;
 	struct frame_hdr h;
 	json_t *j;
 	int st;
 
 	/* bytes came: the peer lives, though a large frame is not whole
-	 * yet (records at a slow link's pace take longer than dead-time) */
+	 * yet (records at a slow link's pace take longer than dead-time;
+	 * the TLS process says so, TREE_PROGRESS) */
 	if (evbuffer_get_length(in) > 0)
 		s->last_rx_ms = (uint64_t)mono_ms();
 	while (s->state == S_HELLO || s->state == S_UP) {
@@ -489,43 +507,28 @@ sess_read(struct bufferevent *bev, void *arg)
 		size_t limit = s->state == S_UP ?
 		    mig_rx_limit(s->peer->pc->name) : migrd.conf.max_message;
 
-		if (s->z != NULL) {
-			bufferevent_setwatermark(bev, EV_READ, 0,
-			    frame_z_bound(limit) + MIGR_FRAME_HDR_LEN);
-			st = frame_pull_z(in, s->z, limit, &h, &j);
-		} else {
-			bufferevent_setwatermark(bev, EV_READ, 0,
-			    limit + MIGR_FRAME_HDR_LEN);
-			st = frame_pull(in, limit, &h, &j);
-		}
+		bufferevent_setwatermark(bev, EV_READ, 0,
+		    tree_item_max(limit));
+		st = tree_pull(in, limit, &it, &h, &j);
 		if (st == FRAME_PARTIAL)
 			return;
-		if (st != FRAME_OK) {
-			json_decref(j);
-			if (st == FRAME_BAD_VERSION)
-				send_result(s, RES_BAD_VERSION,
-				    "protocol version mismatch");
-			else
-				send_result(s, frame_status_result(st),
-				    frame_strstatus(st));
-			if (st == FRAME_BAD_VERSION)
-				sess_close(s, "frame version %u, ours is %d",
-				    h.version, MIGR_PROTO_VERSION);
-			else if (st == FRAME_TOO_BIG &&
-			    limit == migrd.conf.max_message)
-				sess_close(s, "frame of %u bytes is above "
-				    "max-message %u", h.len,
-				    migrd.conf.max_message);
-			else if (st == FRAME_TOO_BIG)
-				sess_close(s, "frame of %u bytes is above "
-				    "the record limit %zu", h.len, limit);
-			else
-				sess_close(s, "%s", frame_strstatus(st));
+		if (st == TREE_PROGRESS)
+			continue;
+		if (st == TREE_BAD) {
+			sess_close(s, "the TLS process sent a malformed %s "
+			    "(status %u, %u bytes): %s", migr_msgname(h.type),
+			    it.status, it.body, "a bug, or it was taken over");
 			return;
 		}
-		if (h.len > migrd.conf.max_message &&
-		    h.type != MSG_MIG_RECORD && h.type != MSG_MIG_CHUNK &&
-		    h.type != MSG_MIG_IMAGE) {
+		if (st != FRAME_OK) {
+			sess_refused(s, st, &h, limit);
+			return;
+		}
+		if (it.flags & TREE_Z) {
+			s->rx_json += it.len;
+			s->rx_wire += it.wire;
+		}
+		if (h.len > migrd.conf.max_message && !MSG_BULK(h.type)) {
 			json_decref(j);
 			sess_close(s, "%s of %u bytes is above max-message %u",
 			    migr_msgname(h.type), h.len,
@@ -1100,17 +1103,18 @@ peer_is_up(const char *name)
 	return p != NULL && p->sess != NULL && p->sess->state == S_UP;
 }
 
-/* What the streams carried: JSON and wire bytes each way. */
+/* What the streams carried: JSON and wire bytes each way (inbound, as
+ * the TLS process inflated it). */
 static json_t *
-compress_json(const struct frame_z *z)
+compress_json(const struct session *s)
 {
-	const struct frame_z_stats *st = frame_z_stats(z);
+	const struct frame_z_stats *st = frame_z_stats(s->z);
 
 	return json_pack("{s:s,s:I,s:I,s:I,s:I}", "method", "deflate",
 	    "json_out", (json_int_t)st->json_out,
 	    "wire_out", (json_int_t)st->wire_out,
-	    "json_in", (json_int_t)st->json_in,
-	    "wire_in", (json_int_t)st->wire_in);
+	    "json_in", (json_int_t)s->rx_json,
+	    "wire_in", (json_int_t)s->rx_wire);
 }
 
 json_t *
@@ -1147,7 +1151,7 @@ peer_list_json(void)
 			json_object_set_new(o, "heartbeats_rx",
 			    json_integer((json_int_t)s->hb_rx));
 			json_object_set_new(o, "compress", s->z == NULL ?
-			    json_string("none") : compress_json(s->z));
+			    json_string("none") : compress_json(s));
 			json_object_set_new(o, "repair_path",
 			    json_boolean(sess_paths(s)));
 			json_object_set_new(o, "last_rx_ms_ago",

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: ISC */
 /*
- * The TLS process: handshakes, certificate checks and the relay between
- * each TLS connection and the plaintext socketpair migrd reads (tlsd.h).
+ * The TLS process: handshakes, certificate checks, and between each TLS
+ * connection and the socketpair migrd reads: what the peer sends as
+ * trees (chan_rx.h), what migrd sends relayed as it is (tlsd.h).
  * It runs unprivileged (tlsd_sandbox.c) and keeps no state but the
  * sessions in flight; migrd restarts it if it dies.
  */
@@ -21,9 +22,12 @@
 #include <event2/bufferevent.h>
 #include <event2/bufferevent_ssl.h>
 #include <event2/event.h>
+#include <jansson.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
+#include "chan_rx.h"
+#include "clock.h"
 #include "fdpass.h"
 #include "log.h"
 #include "loopwatch.h"
@@ -46,6 +50,7 @@ struct rsess {
 	unsigned		 peer;
 	struct bufferevent	*tls;	/* the TCP connection */
 	struct bufferevent	*plain;	/* to migrd, once up */
+	struct chan_rx		 rx;	/* the peer's frames */
 };
 
 static TAILQ_HEAD(, rsess)	rsessions = TAILQ_HEAD_INITIALIZER(rsessions);
@@ -156,6 +161,7 @@ rsess_free(struct rsess *s, int abrupt)
 		linger_close(fd);
 	if (s->plain != NULL)
 		bufferevent_free(s->plain);
+	chan_rx_free(&s->rx);
 	free(s);
 }
 
@@ -170,8 +176,8 @@ rsess_find(uint32_t id)
 	return NULL;
 }
 
-/* Move what one side read to the other; pause the reader when the
- * other side holds RELAY_HIGH bytes (its write callback resumes it). */
+/* Move what migrd wrote to the peer; pause reading migrd when the peer's
+ * side holds RELAY_HIGH bytes (its write callback resumes it). */
 static void
 relay(struct bufferevent *from, struct bufferevent *to)
 {
@@ -182,12 +188,33 @@ relay(struct bufferevent *from, struct bufferevent *to)
 		bufferevent_disable(from, EV_READ);
 }
 
+/*
+ * The peer's whole frames to migrd, as trees, until migrd's side holds
+ * high bytes (then reading the peer pauses until it drains).  A frame
+ * refused: its status went to migrd, which closes; nothing more of the
+ * peer's is read.
+ */
+static void
+parse_peer(struct rsess *s, size_t high, int fresh)
+{
+	struct evbuffer *in = bufferevent_get_input(s->tls);
+	struct evbuffer *out = bufferevent_get_output(s->plain);
+
+	if (chan_rx_parse(&s->rx, in, out, high, fresh,
+	    (uint64_t)mono_ms()) == -1) {
+		bufferevent_disable(s->tls, EV_READ);
+		evbuffer_drain(in, evbuffer_get_length(in));
+		return;
+	}
+	if (evbuffer_get_length(out) >= RELAY_HIGH)
+		bufferevent_disable(s->tls, EV_READ);
+}
+
 static void
 relay_tls_read(struct bufferevent *bev, void *arg)
 {
-	struct rsess *s = arg;
-
-	relay(bev, s->plain);
+	(void)bev;
+	parse_peer(arg, RELAY_HIGH, 1);
 }
 
 static void
@@ -198,15 +225,18 @@ relay_plain_read(struct bufferevent *bev, void *arg)
 	relay(bev, s->tls);
 }
 
-/* the plain side drained below RELAY_LOW: read TLS again */
+/* the plain side drained below RELAY_LOW: the frames already read, then
+ * read the peer again */
 static void
 relay_plain_drained(struct bufferevent *bev, void *arg)
 {
 	struct rsess *s = arg;
 
 	(void)bev;
-	if (s->tls != NULL)
-		bufferevent_enable(s->tls, EV_READ);
+	if (s->tls == NULL || s->rx.done)
+		return;
+	bufferevent_enable(s->tls, EV_READ);
+	parse_peer(s, RELAY_HIGH, 0);
 }
 
 static void
@@ -266,6 +296,9 @@ tls_ended(struct rsess *s, short what)
 	} else if (!(what & BEV_EVENT_EOF))
 		log_debug("tls: session %u: %s", s->id,
 		    evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
+	/* the whole frames that waited for migrd's side to drain go to
+	 * migrd before its EOF */
+	parse_peer(s, SIZE_MAX, 0);
 	bufferevent_free(s->tls);
 	s->tls = NULL;
 	drain_other(s, s->plain);
@@ -338,7 +371,7 @@ handshake_done(struct rsess *s)
 	bufferevent_enable(s->plain, EV_READ | EV_WRITE);
 	/* what came with the last handshake flight */
 	if (evbuffer_get_length(bufferevent_get_input(s->tls)) > 0)
-		relay(s->tls, s->plain);
+		parse_peer(s, RELAY_HIGH, 1);
 }
 
 static void
@@ -391,6 +424,7 @@ rsess_new(const struct tlsd_msg *m, int fd)
 		return;
 	}
 	s->id = m->id;
+	chan_rx_init(&s->rx, s->id, ini.deflate, ini.max_message);
 	s->outbound = m->outbound != 0;
 	s->peer = m->peer;
 	if (s->outbound) {
@@ -509,6 +543,10 @@ tlsd_main(int fd)
 		send_fail(0, "TLS process: cannot make its event loop");
 		_exit(1);
 	}
+	/* jansson seeds its hash tables from /dev/urandom on first use,
+	 * which the sandbox would refuse (it would fall back to the time
+	 * and pid, which a peer could guess to flood an object's keys) */
+	json_object_seed(0);
 	if (tlsd_sandbox(&ini) == -1) {
 		send_fail(0, "TLS process: cannot drop its privileges (see "
 		    "the log)");

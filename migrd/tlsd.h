@@ -13,8 +13,10 @@
  * socket to the child (TLSD_NEW), which does the handshake, checks the
  * certificate, and answers TLSD_UP with the other end of a socketpair
  * that carries the session's plaintext, or TLSD_FAIL with the reason.
- * From then on the child relays bytes; migrd reads frames from the
- * socketpair as it read them from TLS.  Closing the socketpair closes
+ * From then on the child parses what the peer sends (chan_rx.h) and
+ * gives migrd each frame as a tree (tree.h), so that migrd parses no
+ * byte of a peer's; what migrd sends, the child relays as it comes
+ * (migrd's own frames need no parse).  Closing the socketpair closes
  * the connection (the child flushes, then half-closes and drains, so a
  * last result is not lost to a RST).
  *
@@ -46,6 +48,8 @@ struct tlsd_init {
 	uint32_t	npeers;
 	int32_t		verbose;
 	int32_t		to_stderr;
+	int32_t		deflate;	/* this host announces deflate */
+	uint32_t	max_message;
 	uid_t		uid;
 	gid_t		gid;
 	char		cert[PATH_MAX];

@@ -72,6 +72,8 @@ send_init(int fd)
 	ini->npeers = (uint32_t)migrd.conf.npeers;
 	ini->verbose = log_getverbose();
 	ini->to_stderr = migrd.foreground;
+	ini->deflate = migrd.conf.compress == CONF_COMPRESS_DEFLATE;
+	ini->max_message = migrd.conf.max_message;
 	ini->uid = migrd.channel_uid;
 	ini->gid = migrd.channel_gid;
 	snprintf(ini->cert, sizeof(ini->cert), "%s", migrd.conf.cert);

@@ -24,9 +24,12 @@
  * dispatch of migrd/migration/mig.c, with no migration under way.
  *
  * An input whose first byte is 'W' is, after it, the bytes of the
- * channel: frames (common/frame.c, pulled from an evbuffer as peer.c
- * does, 1 MiB allowed once a PREPARE has passed, max-message
- * otherwise), each dispatched as above by its type, until one is bad.
+ * channel: frames (common/frame.c), parsed as the TLS process parses
+ * them (migrd/chan_rx.c: inflated after a hello that announces
+ * deflate), each frame's tree then taken as peer.c takes it
+ * (migrd/tree.c: 1 MiB allowed once a PREPARE has passed, max-message
+ * otherwise) and dispatched as above by its type, until one is bad.
+ * Every tree decodes, and encodes back to the same bytes.
  *
  * Oracles, besides the sanitizers:
  * - a refusal says why;
@@ -59,6 +62,7 @@
 
 #include <event2/buffer.h>
 
+#include "chan_rx.h"
 #include "frame.h"
 #include "log.h"
 #include "mig.h"
@@ -70,6 +74,7 @@
 #include "peer.h"
 #include "sk_engine.h"
 #include "sk_json.h"
+#include "tree.h"
 
 #define PEER		"host2"
 #define STATE_DIR	"/nonexistent/fuzz_peer"
@@ -521,34 +526,71 @@ lines(struct session *s, const char *p, const char *end)
 	}
 }
 
-/* The channel's bytes: frames, as peer.c's sess_read() pulls them. */
+/*
+ * The channel's bytes: frames, parsed as the TLS process parses them
+ * (chan_rx_parse(), this host announcing deflate), then taken as
+ * peer.c's sess_read() takes the trees it passes on (tree_pull()).
+ */
 static void
 wire(struct session *s, const uint8_t *data, size_t size)
 {
-	struct evbuffer *in = evbuffer_new();
+	struct evbuffer *in = evbuffer_new(), *items = evbuffer_new();
+	struct evbuffer *again = evbuffer_new();
+	struct tree_item it;
+	struct chan_rx rx;
 	struct frame_hdr h;
-	size_t limit, avail;
+	size_t limit;
+	unsigned char *body, *copy;
 	json_t *j;
 	int st;
 
-	if (in == NULL || evbuffer_add(in, data, size) == -1)
+	if (in == NULL || items == NULL || again == NULL ||
+	    evbuffer_add(in, data, size) == -1)
 		abort();
+	chan_rx_init(&rx, 1, 1, migrd.conf.max_message);
+	/* what stays in: a partial frame, or what followed a refusal */
+	if (chan_rx_parse(&rx, in, items, SIZE_MAX, 1, 1000000) == 0 &&
+	    evbuffer_get_length(in) >= MIGR_FRAME_HDR_LEN) {
+		memset(&h, 0, sizeof(h));
+		if (rx.z == NULL && frame_peek(in, MIGR_FRAME_MAX, 0, &h,
+		    &body) != FRAME_PARTIAL)
+			abort();
+	}
+	chan_rx_free(&rx);
 	for (;;) {
 		limit = s->prepared ? MIGR_FRAME_MAX : migrd.conf.max_message;
-		avail = evbuffer_get_length(in);
-		memset(&h, 0, sizeof(h));
-		st = frame_pull(in, limit, &h, &j);
+		/* the item, to encode its tree back */
+		copy = NULL;
+		if (evbuffer_get_length(items) >= sizeof(it)) {
+			evbuffer_copyout(items, &it, sizeof(it));
+			if ((copy = malloc(sizeof(it) + it.body)) == NULL)
+				abort();
+			evbuffer_copyout(items, copy, sizeof(it) + it.body);
+		}
+		st = tree_pull(items, limit, &it, &h, &j);
+		/* the TLS process's trees are always well formed */
+		if (st == TREE_BAD)
+			abort();
+		if (st == TREE_PROGRESS) {
+			free(copy);
+			continue;
+		}
 		if (st != FRAME_OK) {
-			/* partial: the header, or the payload it announces */
-			if (j != NULL || (st == FRAME_PARTIAL &&
-			    avail >= MIGR_FRAME_HDR_LEN &&
-			    avail - MIGR_FRAME_HDR_LEN >= h.len))
+			free(copy);
+			if (j != NULL)
 				abort();
 			break;		/* the session closes */
 		}
 		if (j == NULL || !json_is_object(j) || h.len > limit ||
-		    h.type == MSG_NONE || h.type >= MSG__MAX)
+		    h.type == MSG_NONE || h.type >= MSG__MAX ||
+		    tree_encode(it.type, j, again) == -1 ||
+		    evbuffer_get_length(again) != it.body ||
+		    memcmp(evbuffer_pullup(again, -1), copy + sizeof(it),
+		    it.body) != 0)
 			abort();
+		free(copy);
+		copy = NULL;
+		evbuffer_drain(again, it.body);
 		if (h.len > migrd.conf.max_message &&
 		    h.type != MSG_MIG_RECORD && h.type != MSG_MIG_CHUNK) {
 			json_decref(j);
@@ -562,6 +604,8 @@ wire(struct session *s, const uint8_t *data, size_t size)
 		json_decref(j);
 	}
 	evbuffer_free(in);
+	evbuffer_free(items);
+	evbuffer_free(again);
 }
 
 int

@@ -60,6 +60,9 @@ frame_z)
 	# compressed frames: a bomb of a MiB fits in a few hundred bytes,
 	# and a frame that inflates to 64 KiB in less than 64 KiB
 	max_len=65536 timeout=10 rss=1024 ;;
+tree)
+	# items of a few frames; a tree nests 32 deep at most
+	max_len=$((256 * 1024)) timeout=10 rss=1024 ;;
 control)
 	# a request of at most max-message, or a migctl command line
 	max_len=$((128 * 1024)) timeout=10 rss=1024 ;;
