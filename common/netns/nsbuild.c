@@ -232,36 +232,49 @@ nsbuild_carrier(const char *hostif, char *err, size_t errlen)
 }
 
 int
+nsbuild_enslave(const char *hostif, const char *bridge, char *err,
+    size_t errlen)
+{
+	return rtnl_link_set(-1, hostif, bridge, NULL, err, errlen);
+}
+
+/*
+ * The port forwards only once the veth has carrier and the bridge has
+ * moved it to forwarding (linkwatch runs apart from us, and a bridge
+ * with STP holds a new port in listening and learning first).  A frame
+ * sent before that, such as the announcement that follows, would be
+ * dropped and the LAN's switches would keep the old port.
+ */
+int
+nsbuild_forwarding(const char *hostif)
+{
+	char path[PATH_MAX], oper[32], state[32];
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s/operstate", hostif);
+	if (read_word(path, oper, sizeof(oper)) < 0 || strcmp(oper, "up") != 0)
+		return 0;
+	snprintf(path, sizeof(path), "/sys/class/net/%s/brport/state", hostif);
+	/* 3: BR_STATE_FORWARDING */
+	return read_word(path, state, sizeof(state)) == 0 &&
+	    strcmp(state, "3") == 0;
+}
+
+int
 nsbuild_attach(const char *hostif, const char *bridge, char *err,
     size_t errlen)
 {
-	struct timespec nap = { 0, 2 * 1000000 };
-	char path[PATH_MAX], oper[32], state[32];
+	struct timespec nap = { 0, NSBUILD_FORWARD_POLL_MS * 1000000 };
 	int i;
 
-	if (rtnl_link_set(-1, hostif, bridge, NULL, err, errlen) < 0)
+	if (nsbuild_enslave(hostif, bridge, err, errlen) < 0)
 		return -1;
-	/*
-	 * The port forwards only once the veth has carrier and the bridge
-	 * has moved it to forwarding (linkwatch runs apart from us).  A
-	 * frame sent before that, such as the announcement that follows,
-	 * would be dropped and the LAN's switches would keep the old port.
-	 */
-	for (i = 0; i < 1000; i++) {
-		snprintf(path, sizeof(path), "/sys/class/net/%s/operstate", hostif);
-		if (read_word(path, oper, sizeof(oper)) == 0 &&
-		    strcmp(oper, "up") == 0) {
-			snprintf(path, sizeof(path),
-			    "/sys/class/net/%s/brport/state", hostif);
-			/* 3: BR_STATE_FORWARDING */
-			if (read_word(path, state, sizeof(state)) == 0 &&
-			    strcmp(state, "3") == 0)
-				return 0;
-		}
+	for (i = 0; i < NSBUILD_FORWARD_MS / NSBUILD_FORWARD_POLL_MS; i++) {
+		if (nsbuild_forwarding(hostif))
+			return 0;
 		nanosleep(&nap, NULL);
 	}
-	errbuf(err, errlen, "%s is not forwarding on %s after 2 s", hostif,
-	    bridge);
+	errbuf(err, errlen, "%s is not forwarding on %s after %d ms", hostif,
+	    bridge, NSBUILD_FORWARD_MS);
 	return -1;
 }
 

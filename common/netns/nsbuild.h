@@ -30,6 +30,14 @@ int	nsbuild_create(const char *ns, char *err, size_t errlen);
 int	nsbuild_apply(const char *ns, const struct nsdump *, const char *hostif,
 	    char *err, size_t errlen);
 int	nsbuild_carrier(const char *hostif, char *err, size_t errlen);
+/* The outer end on the bridge, then the wait until it forwards
+ * (NSBUILD_FORWARD_MS at most): nsbuild_attach() at once, or its two
+ * halves for a caller that polls from its loop. */
+#define NSBUILD_FORWARD_MS	2000
+#define NSBUILD_FORWARD_POLL_MS	2
+int	nsbuild_enslave(const char *hostif, const char *bridge, char *err,
+	    size_t errlen);
+int	nsbuild_forwarding(const char *hostif);		/* 1 yes, 0 not yet */
 int	nsbuild_attach(const char *hostif, const char *bridge, char *err,
 	    size_t errlen);
 int	nsbuild_delete(const char *ns, const char *hostif, char *err,

@@ -43,6 +43,9 @@
 /* going live: sockets out of repair for about this long, then the loop */
 #define LIVE_SLICE_MS		20
 
+static void	attach_step(struct mig *);
+static void	attach_undo(struct mig *, const char *);
+
 /* Open file descriptors of this process, or -1. */
 static long
 fds_open(void)
@@ -551,6 +554,10 @@ live_slice_cb(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
+	if (m->attaching) {
+		attach_step(m);
+		return;
+	}
 	if (!migdst_resume_some(&m->dst, LIVE_SLICE_MS, slow ? 1 : SIZE_MAX)) {
 		if (slow)
 			next.tv_usec = (suseconds_t)(2500000 / m->dst.nitems);
@@ -574,11 +581,84 @@ live_slice_cb(evutil_socket_t fd, short what, void *arg)
 void
 dst_live_now(struct mig *m)
 {
+	char err[256];
+
 	if (!m->going)
 		return;
 	evtimer_del(m->live_ev);
+	if (m->attaching) {
+		/* what is left of the port's wait, here and now */
+		m->attaching = 0;
+		if (migdst_attach_rest(&m->dst, err, sizeof(err)) < 0) {
+			attach_undo(m, err);
+			return;
+		}
+	}
 	migdst_resume_all(&m->dst);
 	live_finish(m);
+}
+
+/*
+ * Going live could not begin: nothing has left repair, the workload has
+ * not run and COMMITTED has not gone, so the commit is undone (the id
+ * leaves the committed list, what was built is discarded) and the
+ * source, told ABORTED with the reason, rolls back with every
+ * connection.
+ */
+static void
+attach_undo(struct mig *m, const char *err)
+{
+	m->going = 0;
+	m->attaching = 0;
+	m->told = 1;		/* ABORTED says it; no FAILED besides */
+	mig_fail(m, "%s could not go live, undone before any socket left "
+	    "repair: %.180s", migrd.conf.hostname, err);
+}
+
+/*
+ * Going live waits for the veth's port to forward on the bridge (at
+ * once without STP, up to NSBUILD_FORWARD_MS with it), polled from the
+ * loop every NSBUILD_FORWARD_POLL_MS; then the lock goes, the addresses
+ * are announced and the sockets leave repair in slices.  Fault
+ * "dst-attach-slow": the port seems to wait 1.5 s, as under STP.
+ */
+static void
+attach_step(struct mig *m)
+{
+	struct timeval again = { 0, NSBUILD_FORWARD_POLL_MS * 1000 };
+	struct timeval now = { 0, 0 };
+	char err[256];
+	int rc;
+
+	rc = migdst_attach_poll(&m->dst, mig_fault("dst-attach-slow") ?
+	    1500 : 0, err, sizeof(err));
+	if (rc == 0) {
+		if (evtimer_add(m->live_ev, &again) == 0)
+			return;
+		snprintf(err, sizeof(err), "evtimer_add failed");
+		rc = -1;
+	}
+	if (rc < 0 || migdst_attach_finish(&m->dst, err, sizeof(err)) < 0) {
+		attach_undo(m, err);
+		return;
+	}
+	m->attaching = 0;
+	if (m->dst.fig.attach_ms >= 100)
+		log_info("migration %s: the port of %s forwarded on %s after "
+		    "%.0f ms", m->id, m->ns, migrd.conf.bridge,
+		    m->dst.fig.attach_ms);
+	/*
+	 * From here there is no undo: the sockets leave repair in slices
+	 * of the loop, and COMMITTED waits for the last of them, so the
+	 * source keeps its frozen copy until this one is whole.  The loop
+	 * goes on meanwhile: a repeated COMMIT waits the same way, and the
+	 * committed list does not answer for a migration going live.
+	 */
+	if (evtimer_add(m->live_ev, &now) < 0) {
+		/* no timer: all at once */
+		migdst_resume_all(&m->dst);
+		live_finish(m);
+	}
 }
 
 static void
@@ -600,33 +680,18 @@ go_live(struct mig *m)
 		snprintf(err, sizeof(err), "evtimer_new failed");
 		goto undo;
 	}
-	if (migdst_attach(&m->dst, migrd.conf.bridge, err, sizeof(err)) < 0)
+	if (migdst_attach_start(&m->dst, migrd.conf.bridge, err,
+	    sizeof(err)) < 0)
 		goto undo;
-	/*
-	 * From here there is no undo: the sockets leave repair in slices
-	 * of the loop, and COMMITTED waits for the last of them, so the
-	 * source keeps its frozen copy until this one is whole.  The loop
-	 * goes on meanwhile: a repeated COMMIT waits the same way, and the
-	 * committed list does not answer for a migration going live.
-	 */
+	/* going from now: COMMITTED waits for the last socket, and the
+	 * port's wait, then the slices, run from the loop */
 	m->going = 1;
-	if (evtimer_add(m->live_ev, &now) < 0) {
-		/* no timer: all at once, within this step, which then sends
-		 * COMMITTED and ends the migration itself */
-		migdst_resume_all(&m->dst);
-		live_done(m);
-	}
-	return;
+	m->attaching = 1;
+	if (evtimer_add(m->live_ev, &now) == 0)
+		return;
+	snprintf(err, sizeof(err), "evtimer_add failed");
 undo:
-	/*
-	 * Nothing has left repair, the workload has not run and COMMITTED
-	 * has not gone: the commit is undone (the id leaves the committed
-	 * list, what was built is discarded) and the source, told ABORTED
-	 * with the reason, rolls back with every connection.
-	 */
-	m->told = 1;		/* ABORTED says it; no FAILED besides */
-	mig_fail(m, "%s could not go live, undone before any socket left "
-	    "repair: %.180s", migrd.conf.hostname, err);
+	attach_undo(m, err);
 }
 
 static void

@@ -104,6 +104,8 @@ struct mig {
 	 * time (live_ev), and COMMITTED waits for the last */
 	struct event		*live_ev;
 	int			 going;		/* going live, not yet live */
+	int			 attaching;	/* going, the veth's port not
+						   forwarding yet */
 	/* source, moved: its tasks asked to die (cgroup.kill); kill_ev,
 	 * set while they do, looks every few ms until they are gone, then
 	 * the namespace is deleted and the migration settles */

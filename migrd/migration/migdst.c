@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "announce.h"
@@ -114,25 +115,67 @@ migdst_restore(struct migdst *d, const struct sk_state *st, char *err,
 }
 
 int
-migdst_attach(struct migdst *d, const char *bridge, char *err, size_t errlen)
+migdst_attach_start(struct migdst *d, const char *bridge, char *err,
+    size_t errlen)
 {
-	double t0 = mono_ms(), t1, t2;
+	d->t_attach = mono_ms();
+	d->bridge = bridge;
+	d->resumed = 0;
+	return nsbuild_enslave(d->hostif, bridge, err, errlen);
+}
+
+int
+migdst_attach_poll(struct migdst *d, double held, char *err, size_t errlen)
+{
+	double waited = mono_ms() - d->t_attach;
+
+	if (waited >= held && nsbuild_forwarding(d->hostif)) {
+		d->t_forward = mono_ms();
+		return 1;
+	}
+	if (waited < NSBUILD_FORWARD_MS)
+		return 0;
+	snprintf(err, errlen, "%s is not forwarding on %s after %d ms",
+	    d->hostif, d->bridge, NSBUILD_FORWARD_MS);
+	return -1;
+}
+
+int
+migdst_attach_finish(struct migdst *d, char *err, size_t errlen)
+{
+	double t1 = d->t_forward, t2;
 	char why[256];
 
-	if (nsbuild_attach(d->hostif, bridge, err, errlen) < 0)
-		return -1;
-	t1 = mono_ms();
 	if (nslock_unlock(d->ns, err, errlen) < 0)
 		return -1;
 	t2 = mono_ms();
 	if (announce_addrs(d->ns, "eth0", why, sizeof(why)) < 0)
 		log_warnx("%s: %s: not announced: %s", __func__, d->ns, why);
-	d->fig.attach_ms = t1 - t0;
+	d->fig.attach_ms = t1 - d->t_attach;
 	d->fig.unlock_ms = t2 - t1;
 	d->fig.announce_ms = mono_ms() - t2;
-	d->resumed = 0;
-	d->t_attach = t0;
 	return 0;
+}
+
+int
+migdst_attach_rest(struct migdst *d, char *err, size_t errlen)
+{
+	struct timespec nap = { 0, NSBUILD_FORWARD_POLL_MS * 1000000 };
+	int rc;
+
+	while ((rc = migdst_attach_poll(d, 0, err, errlen)) == 0)
+		nanosleep(&nap, NULL);
+	if (rc < 0)
+		return -1;
+	return migdst_attach_finish(d, err, errlen);
+}
+
+int
+migdst_attach(struct migdst *d, const char *bridge, char *err, size_t errlen)
+{
+	if (migdst_attach_start(d, bridge, err, errlen) < 0)
+		return -1;
+	return migdst_attach_rest(d, err, errlen);
 }
 
 int

@@ -13,7 +13,12 @@
  *					    workload takes them (listeners
  *					    first), still ours, any time after
  *					    the last restore
- *	migdst_attach(&d, bridge, ...)	    attach, unlock, announce
+ *	migdst_attach_start(&d, bridge)	    the outer end on the bridge
+ *	migdst_attach_poll(&d, ...)	    until it forwards (1), from the
+ *					    caller's loop, or -1 after
+ *					    NSBUILD_FORWARD_MS
+ *	migdst_attach_finish(&d, ...)	    unlock, announce
+ *	(or migdst_attach(&d, bridge, ...)  the three at once)
  *	migdst_resume_some(&d, ms, n)	    take sockets out of repair
  *					    (window probes), at most n or for
  *					    about ms at a time, until it
@@ -72,6 +77,8 @@ struct migdst {
 	int			 built;
 	size_t			 resumed;	/* items out of repair */
 	double			 t_attach;	/* mono_ms() going live began */
+	double			 t_forward;	/* the port forwarded */
+	const char		*bridge;	/* attached to (the caller's) */
 	struct migdst_figures	 fig;
 };
 
@@ -80,6 +87,18 @@ int	migdst_build(struct migdst *, const char *ns, const char *hostif,
 	    const struct nsdump *, char *err, size_t errlen);
 int	migdst_restore(struct migdst *, const struct sk_state *, char *err,
 	    size_t errlen);
+int	migdst_attach_start(struct migdst *, const char *bridge, char *err,
+	    size_t errlen);
+/* 1: the port forwards; 0: not yet; -1: not after NSBUILD_FORWARD_MS
+ * (err says so).  held: a fault that makes the port seem not to forward
+ * for that many ms more (0: none). */
+int	migdst_attach_poll(struct migdst *, double held, char *err,
+	    size_t errlen);
+int	migdst_attach_finish(struct migdst *, char *err, size_t errlen);
+/* After migdst_attach_start(): the wait, then finish, at once (a caller
+ * with no loop to go back to). */
+int	migdst_attach_rest(struct migdst *, char *err, size_t errlen);
+/* All three at once. */
 int	migdst_attach(struct migdst *, const char *bridge, char *err,
 	    size_t errlen);
 /* 1 once every socket is out of repair (or reset), 0 if some wait. */

@@ -330,6 +330,28 @@ is "$(gx host1 "ip netns list | grep -cw $NS")" 0 "svc is deleted on host1 when 
 is "$(svc_where)" host2 "svc on host2 only"
 check "host1 restarted without faults" restart host1
 
+# --- a bridge port slow to forward going live (dst-attach-slow: 1.5 s,
+# as STP's listening and learning hold a new port): host1 polls the port
+# from its loop, so it answers migctl meanwhile and neither host finds
+# the other silent; then the move ends as any other
+check "host1's bridge port will seem slow to forward" restart host1 dst-attach-slow
+dead0=$( (migrd_log host2; migrd_log host1) | grep -c 'nothing received')
+bg host2 migrate $NS host1
+check "host1 starts going live" gx -t 60 host1 "for i in \$(seq 400); do
+	[ \"\$($MIGCTL -j status | jq -r '.data.migrations[0].state // empty')\" = live ] && exit 0; sleep 0.05; done; exit 1"
+timed_state host1
+is "$ST" live "while its port waits, host1 answers migctl status (in $MS ms)"
+check "at once (the port's wait does not hold host1's loop)" test "$MS" -lt 1000
+check "migctl migrate ends" bg_wait host2 30
+BG=$(bg_out host2)
+diag "$BG"
+is "$(sed -n 's/^rc=//p' <<<"$BG")" 0 "the move succeeds (0)"
+like "$(migrd_log host1 | grep -o "the port of $NS forwarded on [^ ]* after [0-9]*" | tail -1)" \
+	'after (1[5-9][0-9]{2}|[2-9][0-9]{3})$' "host1 waited 1.5 s or more for its port, from its loop"
+is "$( (migrd_log host2; migrd_log host1) | grep -c 'nothing received')" "$dead0" "neither host found the other silent"
+is "$(svc_where)" host1 "svc on host1 only"
+check "host1 restarted without faults" restart host1
+
 # --- the client lived through all of it; the service never sent FIN/RST
 sleep 2
 gx client "pkill -TERM -x streamc; for i in \$(seq 50); do pgrep -x streamc >/dev/null || break; sleep 0.2; done"
