@@ -252,7 +252,8 @@ dec_node(struct rd *r, int depth, int raw)
 	case 'a':
 		return depth < TREE_DEPTH_MAX ? dec_array(r, depth) : NULL;
 	case 's':
-		return dec_string(r, 0);
+		/* a string in raw's place is always bytes: one encoding */
+		return raw ? NULL : dec_string(r, 0);
 	case 'b':
 		return raw ? dec_string(r, 1) : NULL;
 	case 'i':

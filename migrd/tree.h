@@ -15,7 +15,8 @@
  *   'a' count(u32) then count values
  *   's' length(u32) then that many bytes of UTF-8, no NUL
  *   'b' length(u32) then bytes: only the top-level "raw" of a type
- *       that takes a binary tail (frame.h, MSG_TAIL_OK)
+ *       that takes a binary tail (frame.h, MSG_TAIL_OK), and a string
+ *       there is always 'b', so that a tree has one encoding
  *   'i' int64, big-endian           'r' IEEE double, big-endian
  *   't' true   'f' false   'n' null
  *

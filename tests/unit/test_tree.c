@@ -486,6 +486,11 @@ test_hostile_trees(void **state)
 	assert_int_equal(dec(MSG_MIG_IMAGE, &t), 0);
 	assert_int_equal(dec(MSG_MIG_CHUNK, &t), 0);
 	assert_int_equal(dec(MSG_MIG_RECORD, &t), -1);
+	/* and a string there is bytes, never text: one encoding */
+	t.n = 0; tb_tag(&t, 'o'); tb_u32(&t, 1);
+	tb_str(&t, 0, "raw", 3); tb_str(&t, 's', "x", 1);
+	assert_int_equal(dec(MSG_MIG_IMAGE, &t), -1);
+	assert_int_equal(dec(MSG_MIG_RECORD, &t), 0);
 	t.n = 0; tb_tag(&t, 'o'); tb_u32(&t, 1);
 	tb_str(&t, 0, "tail", 4); tb_str(&t, 'b', "x", 1);
 	assert_int_equal(dec(MSG_MIG_IMAGE, &t), -1);
