@@ -260,22 +260,32 @@ nsbuild_forwarding(const char *hostif)
 }
 
 int
-nsbuild_attach(const char *hostif, const char *bridge, char *err,
-    size_t errlen)
+nsbuild_forwarding_wait(const char *hostif, const char *bridge, int ms,
+    char *err, size_t errlen)
 {
 	struct timespec nap = { 0, NSBUILD_FORWARD_POLL_MS * 1000000 };
 	int i;
 
-	if (nsbuild_enslave(hostif, bridge, err, errlen) < 0)
-		return -1;
-	for (i = 0; i < NSBUILD_FORWARD_MS / NSBUILD_FORWARD_POLL_MS; i++) {
+	/* one look even with no time left */
+	for (i = 0; i <= ms / NSBUILD_FORWARD_POLL_MS; i++) {
 		if (nsbuild_forwarding(hostif))
 			return 0;
-		nanosleep(&nap, NULL);
+		if (i < ms / NSBUILD_FORWARD_POLL_MS)
+			nanosleep(&nap, NULL);
 	}
 	errbuf(err, errlen, "%s is not forwarding on %s after %d ms", hostif,
 	    bridge, NSBUILD_FORWARD_MS);
 	return -1;
+}
+
+int
+nsbuild_attach(const char *hostif, const char *bridge, char *err,
+    size_t errlen)
+{
+	if (nsbuild_enslave(hostif, bridge, err, errlen) < 0)
+		return -1;
+	return nsbuild_forwarding_wait(hostif, bridge, NSBUILD_FORWARD_MS,
+	    err, errlen);
 }
 
 int

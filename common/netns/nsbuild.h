@@ -38,6 +38,10 @@ int	nsbuild_carrier(const char *hostif, char *err, size_t errlen);
 int	nsbuild_enslave(const char *hostif, const char *bridge, char *err,
 	    size_t errlen);
 int	nsbuild_forwarding(const char *hostif);		/* 1 yes, 0 not yet */
+/* Poll every NSBUILD_FORWARD_POLL_MS for up to ms until it forwards:
+ * 0, or -1 with err (the rest of a wait migrd started as a timer). */
+int	nsbuild_forwarding_wait(const char *hostif, const char *bridge, int ms,
+	    char *err, size_t errlen);
 int	nsbuild_attach(const char *hostif, const char *bridge, char *err,
 	    size_t errlen);
 int	nsbuild_delete(const char *ns, const char *hostif, char *err,

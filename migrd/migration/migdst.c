@@ -160,13 +160,12 @@ migdst_attach_finish(struct migdst *d, char *err, size_t errlen)
 int
 migdst_attach_rest(struct migdst *d, char *err, size_t errlen)
 {
-	struct timespec nap = { 0, NSBUILD_FORWARD_POLL_MS * 1000000 };
-	int rc;
+	double left = NSBUILD_FORWARD_MS - (mono_ms() - d->t_attach);
 
-	while ((rc = migdst_attach_poll(d, 0, err, errlen)) == 0)
-		nanosleep(&nap, NULL);
-	if (rc < 0)
+	if (nsbuild_forwarding_wait(d->hostif, d->bridge,
+	    left > 0 ? (int)left : 0, err, errlen) < 0)
 		return -1;
+	d->t_forward = mono_ms();
 	return migdst_attach_finish(d, err, errlen);
 }
 
