@@ -31,6 +31,7 @@
 struct frame_z {
 	z_stream		def;	/* what we send */
 	z_stream		inf;	/* what we receive */
+	unsigned int		ways;	/* FRAME_Z_* set up */
 	int			def_broken;	/* a failure left the */
 	int			inf_broken;	/* stream mid-way */
 	int			level;		/* the configured one */
@@ -41,11 +42,16 @@ struct frame_z {
 };
 
 struct frame_z *
-frame_z_new(int level)
+frame_z_new(int level, unsigned int ways)
 {
 	struct frame_z *z;
 
-	if (level < 1 || level > 9) {
+	if (ways == 0 || (ways & ~(FRAME_Z_SEND | FRAME_Z_RECV)) != 0) {
+		log_warnx("%s: ways %#x are not send, receive or both",
+		    __func__, ways);
+		return NULL;
+	}
+	if ((ways & FRAME_Z_SEND) && (level < 1 || level > 9)) {
 		log_warnx("%s: level %d is not 1 to 9", __func__, level);
 		return NULL;
 	}
@@ -56,20 +62,21 @@ frame_z_new(int level)
 	/* raw deflate (negative window bits): no zlib header, no checksum;
 	 * TLS already protects the bytes */
 	z->level = z->cur = level;
-	if (deflateInit2(&z->def, level, Z_DEFLATED, -15, 8,
-	    Z_DEFAULT_STRATEGY) != Z_OK) {
+	if ((ways & FRAME_Z_SEND) && deflateInit2(&z->def, level,
+	    Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
 		log_warnx("%s: deflateInit2: %s", __func__,
 		    z->def.msg != NULL ? z->def.msg : "failed");
 		free(z);
 		return NULL;
 	}
-	if (inflateInit2(&z->inf, -15) != Z_OK) {
+	z->ways |= ways & FRAME_Z_SEND;
+	if ((ways & FRAME_Z_RECV) && inflateInit2(&z->inf, -15) != Z_OK) {
 		log_warnx("%s: inflateInit2: %s", __func__,
 		    z->inf.msg != NULL ? z->inf.msg : "failed");
-		deflateEnd(&z->def);
-		free(z);
+		frame_z_free(z);
 		return NULL;
 	}
+	z->ways |= ways & FRAME_Z_RECV;
 	return z;
 }
 
@@ -78,8 +85,10 @@ frame_z_free(struct frame_z *z)
 {
 	if (z == NULL)
 		return;
-	deflateEnd(&z->def);
-	inflateEnd(&z->inf);
+	if (z->ways & FRAME_Z_SEND)
+		deflateEnd(&z->def);
+	if (z->ways & FRAME_Z_RECV)
+		inflateEnd(&z->inf);
 	free(z);
 }
 
@@ -113,6 +122,11 @@ frame_push_z_tail(struct evbuffer *out, struct frame_z *z, uint16_t type,
 	size_t n, bound, clen;
 	int rc, level;
 
+	if (!(z->ways & FRAME_Z_SEND)) {
+		log_warnx("%s: the stream was set up to receive only",
+		    __func__);
+		return -1;
+	}
 	if (z->def_broken) {
 		log_warnx("%s: the stream failed earlier", __func__);
 		return -1;
@@ -240,6 +254,10 @@ frame_pull_z(struct evbuffer *in, struct frame_z *z, size_t max,
 	int st;
 
 	*payload = NULL;
+	if (!(z->ways & FRAME_Z_RECV)) {
+		log_warnx("%s: the stream was set up to send only", __func__);
+		return FRAME_IO;
+	}
 	if (z->inf_broken)
 		return FRAME_BAD_PAYLOAD;
 	if (max > MIGR_FRAME_MAX)

@@ -33,7 +33,14 @@ struct frame_z_stats {
 	uint64_t	json_in, wire_in;
 };
 
-struct frame_z	*frame_z_new(int level);	/* 1 (fast) .. 9 (small) */
+/* The ways a stream goes, for frame_z_new(): each costs its own state
+ * (deflate's about 256 KiB, inflate's about 44 KiB), so a side that only
+ * sends or only receives asks for that way alone. */
+#define FRAME_Z_SEND	0x1
+#define FRAME_Z_RECV	0x2
+
+/* level: 1 (fast) .. 9 (small), for FRAME_Z_SEND; ways: FRAME_Z_*. */
+struct frame_z	*frame_z_new(int level, unsigned int ways);
 void		 frame_z_free(struct frame_z *z);
 const struct frame_z_stats *frame_z_stats(const struct frame_z *z);
 

@@ -13,9 +13,6 @@
 #include "migrd-protocol.h"
 #include "tree.h"
 
-/* the level of our own deflate stream, which this side never uses */
-#define CHAN_RX_UNUSED_LEVEL	1
-
 void
 chan_rx_init(struct chan_rx *rx, uint32_t id, int deflate, size_t max)
 {
@@ -53,7 +50,7 @@ saw_frame(struct chan_rx *rx, const struct frame_hdr *h, const json_t *j)
 	rx->hello = 1;
 	if (!rx->deflate || !chan_hello_has(j, "deflate"))
 		return 0;
-	if ((rx->z = frame_z_new(CHAN_RX_UNUSED_LEVEL)) == NULL)
+	if ((rx->z = frame_z_new(0, FRAME_Z_RECV)) == NULL)
 		return -1;
 	return 0;
 }

@@ -287,7 +287,7 @@ sess_caps(struct session *s, json_t *hello)
 	if (migrd.conf.compress != CONF_COMPRESS_DEFLATE ||
 	    !chan_hello_has(hello, "deflate"))
 		return 0;
-	if ((s->z = frame_z_new(CHANNEL_DEFLATE_LEVEL)) == NULL) {
+	if ((s->z = frame_z_new(CHANNEL_DEFLATE_LEVEL, FRAME_Z_SEND)) == NULL) {
 		sess_close(s, "cannot set up compression");
 		return -1;
 	}

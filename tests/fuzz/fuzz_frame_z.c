@@ -83,8 +83,9 @@ through(struct frame_z *tx, struct frame_z *rx, const json_t *j,
 static void
 from_peer(const uint8_t *p, size_t n, size_t max)
 {
-	struct frame_z *rx = frame_z_new(1), *t1 = frame_z_new(1),
-	    *t2 = frame_z_new(1);
+	struct frame_z *rx = frame_z_new(0, FRAME_Z_RECV);
+	struct frame_z *t1 = frame_z_new(1, FRAME_Z_SEND);
+	struct frame_z *t2 = frame_z_new(0, FRAME_Z_RECV);
 	struct evbuffer *in = evbuffer_new();
 	struct frame_hdr h;
 	json_t *j;
@@ -114,7 +115,8 @@ from_peer(const uint8_t *p, size_t n, size_t max)
 static void
 to_peer(const uint8_t *p, size_t n, size_t max)
 {
-	struct frame_z *tx = frame_z_new(1), *rx = frame_z_new(1);
+	struct frame_z *tx = frame_z_new(1, FRAME_Z_SEND);
+	struct frame_z *rx = frame_z_new(0, FRAME_Z_RECV);
 	const uint8_t *end = p + n, *nl;
 	json_t *j;
 

@@ -73,7 +73,8 @@ same_json(json_t *in, json_t *out)
 static void
 test_records_roundtrip(void **state)
 {
-	struct frame_z *tx = frame_z_new(1), *rx = frame_z_new(1);
+	struct frame_z *tx = frame_z_new(1, FRAME_Z_SEND);
+	struct frame_z *rx = frame_z_new(0, FRAME_Z_RECV);
 	struct evbuffer *b = evbuffer_new();
 	struct frame_hdr h;
 	json_t *in, *out;
@@ -166,7 +167,8 @@ through(struct frame_z *tx, struct frame_z *rx, struct evbuffer *b,
 static void
 test_bulk_stored(void **state)
 {
-	struct frame_z *tx = frame_z_new(6), *rx = frame_z_new(6);
+	struct frame_z *tx = frame_z_new(6, FRAME_Z_SEND);
+	struct frame_z *rx = frame_z_new(0, FRAME_Z_RECV);
 	struct evbuffer *b = evbuffer_new();
 	size_t n = 256 * 1024;
 	uint64_t w[20];
@@ -234,7 +236,8 @@ test_bulk_stored(void **state)
 static void
 test_partial(void **state)
 {
-	struct frame_z *tx = frame_z_new(6), *rx = frame_z_new(6);
+	struct frame_z *tx = frame_z_new(6, FRAME_Z_SEND);
+	struct frame_z *rx = frame_z_new(0, FRAME_Z_RECV);
 	struct evbuffer *all = evbuffer_new(), *b = evbuffer_new();
 	struct frame_hdr h;
 	json_t *out;
@@ -303,7 +306,7 @@ test_bomb(void **state)
 {
 	size_t n = 1024 * 1024;
 	char *text = malloc(n);
-	struct frame_z *rx = frame_z_new(1);
+	struct frame_z *rx = frame_z_new(0, FRAME_Z_RECV);
 	struct evbuffer *b = evbuffer_new();
 	struct frame_hdr h;
 	json_t *out;
@@ -322,7 +325,7 @@ test_bomb(void **state)
 	    FRAME_BAD_PAYLOAD);
 	/* within the limit it passes (a fresh stream) */
 	frame_z_free(rx);
-	rx = frame_z_new(1);
+	rx = frame_z_new(0, FRAME_Z_RECV);
 	evbuffer_drain(b, evbuffer_get_length(b));
 	hostile(b, text, n, Z_SYNC_FLUSH, 0);
 	assert_int_equal(frame_pull_z(b, rx, MIGR_FRAME_MAX, &h, &out),
@@ -338,7 +341,7 @@ static void
 test_refused(void **state)
 {
 	static const uint8_t junk[] = { 0xff, 0xff, 0xff, 0xff, 0xff };
-	struct frame_z *rx, *tx = frame_z_new(1);
+	struct frame_z *rx, *tx = frame_z_new(1, FRAME_Z_SEND);
 	struct evbuffer *b = evbuffer_new();
 	uint8_t hdr[MIGR_FRAME_HDR_LEN];
 	struct frame_hdr h;
@@ -347,7 +350,7 @@ test_refused(void **state)
 
 	(void)state;
 	/* not deflate */
-	rx = frame_z_new(1);
+	rx = frame_z_new(0, FRAME_Z_RECV);
 	frame_hdr_pack(hdr, MSG_MIG_RECORD, sizeof(junk));
 	evbuffer_add(b, hdr, sizeof(hdr));
 	evbuffer_add(b, junk, sizeof(junk));
@@ -357,7 +360,7 @@ test_refused(void **state)
 	frame_z_free(rx);
 
 	/* a stream that ends: a peer never finishes it */
-	rx = frame_z_new(1);
+	rx = frame_z_new(0, FRAME_Z_RECV);
 	hostile(b, "{\"a\":1}", 7, Z_FINISH, 0);
 	assert_int_equal(frame_pull_z(b, rx, 65536, &h, &out),
 	    FRAME_BAD_PAYLOAD);
@@ -365,7 +368,7 @@ test_refused(void **state)
 	evbuffer_drain(b, evbuffer_get_length(b));
 
 	/* inflates to JSON that is not one object */
-	rx = frame_z_new(1);
+	rx = frame_z_new(0, FRAME_Z_RECV);
 	hostile(b, "[1,2]", 5, Z_SYNC_FLUSH, 0);
 	assert_int_equal(frame_pull_z(b, rx, 65536, &h, &out),
 	    FRAME_BAD_PAYLOAD);
@@ -373,7 +376,7 @@ test_refused(void **state)
 	evbuffer_drain(b, evbuffer_get_length(b));
 
 	/* a header above the bound is refused before anything is read */
-	rx = frame_z_new(1);
+	rx = frame_z_new(0, FRAME_Z_RECV);
 	frame_hdr_pack(hdr, MSG_MIG_RECORD, (uint32_t)frame_z_bound(65536) + 1);
 	evbuffer_add(b, hdr, sizeof(hdr));
 	assert_int_equal(frame_pull_z(b, rx, 65536, &h, &out), FRAME_TOO_BIG);
@@ -392,7 +395,7 @@ test_refused(void **state)
 	big = json_pack("{s:s}", "a", s);
 	assert_int_equal(frame_push_z(b, tx, MSG_HEARTBEAT, big, 65536), -1);
 	assert_int_equal(evbuffer_get_length(b), 0);
-	rx = frame_z_new(1);
+	rx = frame_z_new(0, FRAME_Z_RECV);
 	assert_int_equal(frame_push_z(b, tx, MSG_HEARTBEAT, NULL, 65536), 0);
 	assert_int_equal(frame_pull_z(b, rx, 65536, &h, &out), FRAME_OK);
 	assert_int_equal(h.type, MSG_HEARTBEAT);
@@ -402,8 +405,43 @@ test_refused(void **state)
 	free(s);
 	frame_z_free(rx);
 	frame_z_free(tx);
-	assert_null(frame_z_new(0));
-	assert_null(frame_z_new(10));
+	evbuffer_free(b);
+}
+
+/* A stream has the ways it was set up for, and only those. */
+static void
+test_ways(void **state)
+{
+	struct evbuffer *b = evbuffer_new();
+	struct frame_z *tx, *rx;
+	struct frame_hdr h;
+	json_t *out;
+
+	(void)state;
+	assert_null(frame_z_new(0, FRAME_Z_SEND));
+	assert_null(frame_z_new(10, FRAME_Z_SEND));
+	assert_null(frame_z_new(1, 0));
+	assert_null(frame_z_new(1, 0x4));
+	assert_null(frame_z_new(1, FRAME_Z_SEND | 0x4));
+
+	/* a receiving side takes no level; both ways take one */
+	assert_non_null(rx = frame_z_new(0, FRAME_Z_RECV));
+	assert_non_null(tx = frame_z_new(1, FRAME_Z_SEND | FRAME_Z_RECV));
+	assert_int_equal(frame_push_z(b, tx, MSG_HEARTBEAT, NULL, 65536), 0);
+	assert_int_equal(frame_pull_z(b, rx, 65536, &h, &out), FRAME_OK);
+	json_decref(out);
+
+	/* the way not set up is refused, and leaves the buffer alone */
+	assert_int_equal(frame_push_z(b, rx, MSG_HEARTBEAT, NULL, 65536), -1);
+	assert_int_equal(evbuffer_get_length(b), 0);
+	frame_z_free(rx);
+	assert_non_null(rx = frame_z_new(1, FRAME_Z_SEND));
+	assert_int_equal(frame_push_z(b, tx, MSG_HEARTBEAT, NULL, 65536), 0);
+	assert_int_equal(frame_pull_z(b, rx, 65536, &h, &out), FRAME_IO);
+	assert_null(out);
+	assert_int_not_equal(evbuffer_get_length(b), 0);
+	frame_z_free(rx);
+	frame_z_free(tx);
 	evbuffer_free(b);
 }
 
@@ -416,6 +454,7 @@ main(void)
 		cmocka_unit_test(test_bomb),
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_bulk_stored),
+		cmocka_unit_test(test_ways),
 	};
 
 	log_set_sink(log_discard, NULL);

@@ -94,7 +94,7 @@ test_deflate_after_hello(void **state)
 	    MIGR_PROTO_VERSION, "host", "host2", "peer", "host1",
 	    "capabilities", "heartbeat", "deflate");
 	json_t *rec = json_loads(texts[1], 0, NULL), *out;
-	struct frame_z *tx = frame_z_new(6);
+	struct frame_z *tx = frame_z_new(6, FRAME_Z_SEND);
 	struct tree_item it;
 	struct frame_hdr h;
 	struct chan_rx rx;
