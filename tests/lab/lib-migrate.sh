@@ -175,11 +175,16 @@ wipe_ns() {
 # timeouts: a restarted side's recovery, the other's commit retries, a
 # destination discarding what it was sent)
 settled() {
-	local i g n
+	local i g n c
 	for i in $(seq 150); do
 		n=0
 		for g in host1 host2; do
-			n=$((n + $(gx "$g" "$MIGCTL -j status | jq '.data.migrations | length'")))
+			# a migrd that is still starting answers nothing: not yet
+			c=$(gx "$g" "$MIGCTL -j status | jq '.data.migrations | length'")
+			case "$c" in
+			''|*[!0-9]*) n=$((n + 1)) ;;
+			*) n=$((n + c)) ;;
+			esac
 		done
 		[ "$n" = 0 ] && return 0
 		sleep 0.2
