@@ -25,9 +25,11 @@
 # guest is saturated before any move by 150 connections writing every
 # 5 ms (every packet costs it tens of microseconds), and by 1,500 at
 # any tick tried; 1,500 peers that keep sending fill 4,096 packets in
-# a fraction of the freeze.  Under each row, on stderr: how busy host1's
-# CPU was with the load before the move, the move's phases and what it
-# carried.
+# a fraction of the freeze.  Under each row, on stderr: how much of a
+# host core each guest's QEMU used with the load before the move (the
+# guests' real load under TCG), where host1's time went by its own
+# account, the median of the flows' own longest stalls (is the longest
+# one flow's or everyone's), the move's phases and what it carried.
 # streamd and streamc write every TICK ms (default 5; theirs is 50), so
 # that the stall is the move's and not up to two of their ticks.
 # gate_ms/fork_ms (gated rows): how long streamd waited at its gate on
@@ -46,6 +48,26 @@ TICK_LARGE=${TICK_LARGE:-200}
 LOCKQ_LARGE=${LOCKQ_LARGE:-65536}
 sizes=("$@")
 [ ${#sizes[@]} -gt 0 ] || sizes=(1 50 500)
+
+# qemu_busy GUEST...: how much of one host core each guest's QEMU used
+# over the same 3 s, in percent.  Under TCG this is the guest's real
+# load: near 100 the guest is saturated, whatever its own accounting
+# says (its clock runs on while the host preempts its vCPU thread).
+qemu_busy() {
+	local g pid hz out=""
+	hz=$(getconf CLK_TCK)
+	declare -A t0
+	for g in "$@"; do
+		pid=$(cat "${MIGR_LAB:-/run/migr-lab}/$g.pid" 2>/dev/null) || continue
+		t0[$g]=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
+	done
+	sleep 3
+	for g in "$@"; do
+		pid=$(cat "${MIGR_LAB:-/run/migr-lab}/$g.pid" 2>/dev/null) || continue
+		out="$out${out:+, }$g $(( ($(awk '{ print $14 + $15 }' "/proc/$pid/stat") - ${t0[$g]}) * 100 / (3 * hz) ))%"
+	done
+	echo "$out"
+}
 
 ex() {		# MS DOWNTIME: "MS (+EXCESS)"
 	[ -n "$1" ] && [ -n "$2" ] && echo "$1 (+$(($1 - $2)))" || echo "${1:--}"
@@ -72,12 +94,46 @@ cell() {	# MODE N: one move, one line of the table
 		q=\$(ip netns exec $NS ss -Htln | awk '{ q += \$2 } END { print q + 0 }')
 		[ \$e -ge $((3 * n)) ] && [ \$q -eq 0 ] && exit 0; sleep 0.5; done; exit 1" ||
 		echo "$mode $n: not every connection was up and accepted after 120 s" >&2
-	# how busy host1's one CPU is with the load alone, over 3 s: a lab
-	# that cannot carry the load before the move does not catch up
-	# after it, whatever the move does
-	cpu=$(gx host1 "head -1 /proc/stat; sleep 3; head -1 /proc/stat" | awk '
-		{ t = 0; for (i = 2; i <= NF; i++) t += $i; idle = $5 + $6
-		  if (NR == 1) { t0 = t; i0 = idle } else printf "%d", 100 - 100 * (idle - i0) / (t - t0) }')
+	# how busy the guests are with the load alone, over 3 s: a lab that
+	# cannot carry the load before the move does not catch up after it,
+	# whatever the move does.  First their QEMU on the host (the real
+	# cost), then host1's own account over another 3 s: busy is 1 -
+	# idle (/proc/uptime), user, system and softirq /proc/stat's tick
+	# samples, svc, migrd and the busiest tasks their utime + stime,
+	# all in percent of the time passed; a guest's clock runs on while
+	# the host preempts it, so these say where, not how much.  Shell
+	# builtins only between the two looks: a fork costs a TCG guest
+	# tens of milliseconds, which would count as load.
+	qemu=$(qemu_busy host1 host2 client)
+	cpu=$(gx host1 "pids=\$(ip netns pids $NS); m=\$(pgrep -x migrd)
+		look() { read -r l < /proc/uptime; echo \"up \$l\"
+			read -r l < /proc/stat; echo \"\$l\"
+			for p in \$pids; do read -r l < /proc/\$p/stat && echo \"svc \$l\"; done
+			for p in \$m; do read -r l < /proc/\$p/stat && echo \"migrd \$l\"; done
+			for f in /proc/[0-9]*/stat; do read -r l < \$f && echo \"any \$l\"; done
+			echo end; }
+		look 2>/dev/null; sleep 3; look 2>/dev/null" | awk '
+		function ticks(line,   n, x, y) {	# utime + stime of a stat line
+			n = split(line, x, ") "); split(x[n], y, " "); return y[12] + y[13] }
+		BEGIN { k = 0 }
+		$1 == "up" { c[k, "t"] = $2 * 100; c[k, "idle"] = $3 * 100 }
+		$1 == "cpu" { c[k, "user"] = $2 + $3; c[k, "sys"] = $4; c[k, "soft"] = $7 + $8 }
+		$1 == "svc" || $1 == "migrd" { c[k, $1] += ticks($0) }
+		$1 == "any" { name = $3; gsub(/[()]/, "", name); a[k, $2 " " name] = ticks($0) }
+		$1 == "end" { k++ }
+		END { t = c[1, "t"] - c[0, "t"]; if (t <= 0) exit
+			printf("%d%% (user %d, system %d, softirq %d; svc %d, migrd %d; busiest:",
+			    100 - 100 * (c[1, "idle"] - c[0, "idle"]) / t,
+			    100 * (c[1, "user"] - c[0, "user"]) / t, 100 * (c[1, "sys"] - c[0, "sys"]) / t,
+			    100 * (c[1, "soft"] - c[0, "soft"]) / t, 100 * (c[1, "svc"] - c[0, "svc"]) / t,
+			    100 * (c[1, "migrd"] - c[0, "migrd"]) / t)
+			for (i = 0; i < 3; i++) {
+				best = ""; bv = 0
+				for (key in a) { split(key, kk, SUBSEP); if (kk[1] != 1) continue
+					d = a[key] - a[0, kk[2]]; if (d > bv && !(kk[2] in used)) { bv = d; best = kk[2] } }
+				if (best == "") break
+				used[best] = 1; split(best, nm, " "); printf " %s %d", nm[2], 100 * bv / t }
+			printf ")" }')
 	migrate host1 host2
 	# the destination namespace's own counters (new with it): how often
 	# a restored socket's retransmission timer fired there, and how
@@ -99,7 +155,7 @@ cell() {	# MODE N: one move, one line of the table
 		"$(rep .lock.kept)/$(rep .lock.sent)/$(rep .lock.forwarded)/$(rep .lock.overflow)" \
 		"${g:--}" "${to:--}"
 	# where the downtime went, and what it carried
-	echo "#   $mode $n: tick $TICK ms, lock queue ${LOCKQ:-4096}; host1 ${cpu:-?}% busy before; ms $(jq -c .ms <<<"$MREP"); $(rep .sockets.total) sockets, $(rep .bytes.queued) bytes queued, $(rep .bytes.streamed) on the channel" >&2
+	echo "#   $mode $n: tick $TICK ms, lock queue ${LOCKQ:-4096}; before the move, QEMU of ${qemu:-?} of a host core, host1 says ${cpu:-?}; the flows' median stall: busy $(kv "$busy" median_stall_ms), recv-only $(kv "$recv" median_stall_ms) ms; ms $(jq -c .ms <<<"$MREP"); $(rep .sockets.total) sockets, $(rep .bytes.queued) bytes queued, $(rep .bytes.streamed) on the channel" >&2
 }
 
 printf '%-11s %5s %8s %7s %16s %16s %16s %-9s %-20s %-15s %s\n' lock conns down_ms rtt_ms \

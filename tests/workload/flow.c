@@ -37,6 +37,7 @@ struct flow {
 	int			 rd_throttled;	/* out of read credit */
 	struct event		*rd, *wr;
 	struct flow_stats	*stats;
+	double			 max_gap;	/* this flow's own, s */
 	flow_end_fn		 end;
 	void			*arg;
 };
@@ -135,6 +136,8 @@ flow_on_read(evutil_socket_t fd, short what, void *arg)
 		f->stats->max_gap = now - f->last_rx;
 		f->stats->max_gap_end = now;
 	}
+	if (f->rx_started && now - f->last_rx > f->max_gap)
+		f->max_gap = now - f->last_rx;
 	f->rx_started = 1;
 	f->last_rx = now;
 	f->rx_next += (uint32_t)n;
@@ -296,6 +299,18 @@ double
 flow_open_gap(const struct flow *f)
 {
 	return f->rx_started ? flow_now() - f->last_rx : 0;
+}
+
+double
+flow_max_gap(const struct flow *f)
+{
+	return f->max_gap;
+}
+
+void
+flow_max_gap_reset(struct flow *f)
+{
+	f->max_gap = 0;
 }
 
 int

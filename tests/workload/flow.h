@@ -42,6 +42,10 @@ struct flow *flow_new(struct event_base *, int fd, int is_server,
 void	flow_free(struct flow *);
 /* Gap since the last read, for flows still open at the end. */
 double	flow_open_gap(const struct flow *);
+/* This flow's longest wait between two reads (s), and its reset (for
+ * a windowed report); flow_stats has the longest of all flows. */
+double	flow_max_gap(const struct flow *);
+void	flow_max_gap_reset(struct flow *);
 /* Called by a periodic timer: grant write credit for dt seconds. */
 void	flow_tick(struct flow *, double dt);
 int	flow_fd(const struct flow *);
