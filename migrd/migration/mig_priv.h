@@ -106,6 +106,9 @@ struct mig {
 	int			 going;		/* going live, not yet live */
 	int			 attaching;	/* going, the veth's port not
 						   forwarding yet */
+	int			 released;	/* going, every socket out of
+						   repair and the workload run */
+	double			 release_ms;	/* what running it took */
 	/* source, moved: its tasks asked to die (cgroup.kill); kill_ev,
 	 * set while they do, looks every few ms until they are gone, then
 	 * the namespace is deleted and the migration settles */
