@@ -486,9 +486,9 @@ workload_ready(struct mig *m, const char *what)
  * go in.  Those go in beside it, in slices: the restored sockets take
  * them in sequence order whenever they come (a socket out of repair is
  * a socket like any other), and a workload held back until the last of
- * them lost a peer that long (122 ms for 805 packets, 154 sockets, in a
- * TCG guest).  Once only: the slices call it when the last socket is
- * out, live_done() if nothing did.
+ * them left every live socket without a writer that long (122 ms for
+ * 805 packets, 154 sockets, in a TCG guest).  Once only: the slices
+ * call it when the last socket is out, live_done() if nothing did.
  */
 static void
 live_release(struct mig *m)
