@@ -371,6 +371,16 @@ cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* The gap a flow still has open, when it counts as a stall: not on an
+ * idle connection, nor once the service closed its side. */
+static double
+open_stall(const struct cflow *cf)
+{
+	if (cf->t->idle || flow_read_closed(cf->f))
+		return 0;
+	return flow_open_gap(cf->f);
+}
+
 /*
  * The median of the flows' own longest stalls (a gap still open counts),
  * in seconds: the longest stall is one flow's, often the last one a
@@ -388,9 +398,7 @@ median_stall(void)
 		if (flows[i].t->idle)
 			continue;
 		g[n] = flow_max_gap(flows[i].f);
-		open = flow_read_closed(flows[i].f) ? 0 :
-		    flow_open_gap(flows[i].f);
-		if (open > g[n])
+		if ((open = open_stall(&flows[i])) > g[n])
 			g[n] = open;
 		n++;
 	}
@@ -413,9 +421,8 @@ write_report(void)
 	uint64_t pending = 0;
 
 	for (i = 0; i < nflows; i++) {
-		if (flow_open_gap(flows[i].f) > stall && !flows[i].t->idle &&
-		    !flow_read_closed(flows[i].f)) {
-			stall = flow_open_gap(flows[i].f);
+		if (open_stall(&flows[i]) > stall) {
+			stall = open_stall(&flows[i]);
 			stall_end = flow_now();
 		}
 		/* a close its mode expects that has not happened yet */
