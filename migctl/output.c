@@ -407,7 +407,7 @@ report_phases(FILE *fp, json_t *r)
 		{ "transfer",	"transfer",	"" },
 		{ "restore",	"restore",	"" },
 		{ "commit",	"commit",	"" },
-		{ "downtime",	"downtime",	"  (freeze to thaw)" },
+		{ "downtime",	"downtime",	"  (lock to thaw)" },
 		{ "total",	"total",	"" },
 	};
 	json_t *ms = json_object_get(r, "ms");

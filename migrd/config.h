@@ -48,6 +48,7 @@ struct migrd_conf {
 	uint32_t	migrate_timeout;	/* seconds per phase */
 	uint32_t	commit_ms;		/* COMMIT unanswered: resend */
 	uint32_t	orphan_ms;		/* orphans draining: wait */
+	uint32_t	settle_ms;		/* light mode: tasks to rest */
 	uint32_t	lock_mode;		/* CONF_LOCK_* */
 	uint32_t	lock_queue_bytes;	/* replaying lock: bounds */
 	uint32_t	lock_queue_packets;

@@ -339,6 +339,10 @@ const struct conf_key conf_keys[] = {
 	{ "orphan-wait", &conf_uint, AT(orphan_ms),
 	  .min = 0, .max = 600000, .unit = CU_MS, .defu = 10000,
 	  .descr = "wait for closed connections to deliver their last bytes" },
+	{ "settle-wait", &conf_uint, AT(settle_ms),
+	  .min = 10, .max = 60000, .unit = CU_MS, .defu = 1000,
+	  .descr = "light mode: wait, locked, for the tasks that hold sockets "
+	  "to wait for input" },
 	{ "lock", &conf_enum, AT(lock_mode), .choices = lock_modes,
 	  .defu = CONF_LOCK_REPLAY,
 	  .descr = "what the lock does with what arrives: drop or replay" },

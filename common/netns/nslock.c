@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: ISC */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <nftables/libnftables.h>
 
+#include "addrport.h"
 #include "errbuf.h"
 #include "lowfd.h"
 #include "netns.h"
 #include "nftbatch.h"
 #include "nslock.h"
 #include "replay.h"
+#include "sockdiag.h"
 
 #define LOCK_INET \
 	"add table inet " NSLOCK_TABLE "\n" \
@@ -131,6 +134,61 @@ nslock_take_source(const char *ns, int replay, char *err, size_t errlen)
 {
 	return nft_in_ns(ns, replay ? lock_rules_replay : lock_rules_source,
 	    NULL, 0, err, errlen);
+}
+
+/* One connection's two rules (in: from its peer; out: to it). */
+static int
+pass_rules(const struct sockdiag_sock *s, char *buf, size_t len)
+{
+	char l[64], r[64];
+	int lp = sa_format(&s->local, l, sizeof(l));
+	int rp = sa_format(&s->remote, r, sizeof(r));
+	const char *fam = strchr(l, ':') != NULL ? "ip6" : "ip";
+	int n;
+
+	if (lp < 0 || rp < 0)
+		return -1;
+	n = snprintf(buf, len,
+	    "insert rule inet " NSLOCK_TABLE " in %s saddr %s %s daddr %s "
+	    "tcp sport %d tcp dport %d accept\n"
+	    "insert rule inet " NSLOCK_TABLE " out %s saddr %s %s daddr %s "
+	    "tcp sport %d tcp dport %d accept\n",
+	    fam, r, fam, l, rp, lp, fam, l, fam, r, lp, rp);
+	return n > 0 && (size_t)n < len ? n : -1;
+}
+
+int
+nslock_pass(const char *ns, const struct sockdiag_sock *s, size_t n,
+    char *err, size_t errlen)
+{
+	size_t i, off = 0, cap;
+	char *script;
+	int k, rc;
+
+	if (n == 0)
+		return 0;
+	if (n > NSLOCK_PASS_MAX) {
+		errbuf(err, errlen, "%zu connections to let through the lock, "
+		    "at most %d", n, NSLOCK_PASS_MAX);
+		return -1;
+	}
+	cap = n * 512;
+	if ((script = malloc(cap)) == NULL) {
+		errbuf_errno(err, errlen, "malloc");
+		return -1;
+	}
+	for (i = 0; i < n; i++) {
+		if ((k = pass_rules(&s[i], script + off, cap - off)) < 0) {
+			errbuf(err, errlen, "a connection of %s has no address "
+			    "nft can take", ns);
+			free(script);
+			return -1;
+		}
+		off += (size_t)k;
+	}
+	rc = nft_in_ns(ns, script, NULL, 0, err, errlen);
+	free(script);
+	return rc;
 }
 
 int

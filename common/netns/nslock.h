@@ -35,6 +35,17 @@ int	nslock_take(const char *ns, char *err, size_t errlen);
 int	nslock_take_source(const char *ns, int replay, char *err,
 	    size_t errlen);
 int	nslock_mute(const char *ns, char *err, size_t errlen);
+/*
+ * Let the packets of n connections through a source's lock, both ways:
+ * orphans, connections a program closed while locked (light mode lets
+ * the tasks run locked, nslock.c's callers), deliver their last bytes
+ * that way, since nothing can move a socket without a file.  At most
+ * NSLOCK_PASS_MAX at once; the rules go with the lock.
+ */
+#define NSLOCK_PASS_MAX	64
+struct sockdiag_sock;
+int	nslock_pass(const char *ns, const struct sockdiag_sock *, size_t n,
+	    char *err, size_t errlen);
 /* lock and gate, whichever is there, and CRIU's (checkpoint mode) */
 int	nslock_release(const char *ns, char *err, size_t errlen);
 /* lock and gate only, without listing the tables first: faster, for a

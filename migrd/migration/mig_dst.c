@@ -512,7 +512,8 @@ live_release(struct mig *m)
 		ckpt_dst_go(m);
 		m->pid = m->ck_root;
 	}
-	m->release_ms = mono_ms() - t0;
+	m->t_released = mono_ms();
+	m->release_ms = m->t_released - t0;
 }
 
 /*
@@ -859,10 +860,14 @@ dst_action(struct mig *m, unsigned action)
 			m->committed_due = 1;
 			break;
 		}
-		mig_send(m, MSG_MIG_COMMITTED, json_pack("{s:f,s:I,s:I,s:I}",
-		    "live_ms", m->dst.fig.live_ms, "pid", (json_int_t)m->pid,
-		    "reset", (json_int_t)m->dst.fig.reset, "replayed",
-		    (json_int_t)m->rq_replayed));
+		/* since_release_ms: the workload ran that long before this
+		 * (the replay's last slices go on beside it): where the
+		 * source's downtime ends */
+		mig_send(m, MSG_MIG_COMMITTED, json_pack("{s:f,s:I,s:I,s:I,"
+		    "s:f}", "live_ms", m->dst.fig.live_ms, "pid",
+		    (json_int_t)m->pid, "reset", (json_int_t)m->dst.fig.reset,
+		    "replayed", (json_int_t)m->rq_replayed, "since_release_ms",
+		    m->t_released > 0 ? mono_ms() - m->t_released : 0.0));
 		break;
 	case MA_SEND_ABORTED:
 		/* why, when this host knows (it gave up itself) */

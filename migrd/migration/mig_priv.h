@@ -109,6 +109,7 @@ struct mig {
 	int			 released;	/* going, every socket out of
 						   repair and the workload run */
 	double			 release_ms;	/* what running it took */
+	double			 t_released;	/* mono_ms() once it ran */
 	/* source, moved: its tasks asked to die (cgroup.kill); kill_ev,
 	 * set while they do, looks every few ms until they are gone, then
 	 * the namespace is deleted and the migration settles */
@@ -133,6 +134,12 @@ struct mig {
 	double			 t_gate;
 	int			 orphaning;	/* source: waiting for orphans */
 	double			 t_orphan;
+	int			 settling;	/* source: locked, waiting for its
+						   tasks to rest (light mode) */
+	double			 t_settle;
+	int			 rest_looks;	/* looks in a row at rest */
+	double			 t_drain;	/* orphans of the settle let
+						   through since (or 0) */
 	int			 freezing;	/* source: waiting for the freeze */
 	int			 fault_slow_freeze;
 	int			 aborted;	/* destination: the source said so */
@@ -271,10 +278,14 @@ struct src_answer {
 	json_int_t	 n;		/* READY: sockets; COMMITTED: reset */
 	json_int_t	 pid;		/* COMMITTED */
 	json_int_t	 replayed;	/* COMMITTED */
+	double		 since_release;	/* COMMITTED: ms, or -1 */
 	const char	*reason;	/* REFUSED, FAILED */
 };
 /* 0, or -1 for a READY without its figures. */
 int	src_answer(int type, json_t *msg, struct src_answer *a);
+/* Where the downtime ends (mono ms): now less COMMITTED's
+ * since_release_ms, if that falls after COMMIT was first sent. */
+double	src_downtime_end(double now, double t_commit, double since_release);
 void	src_action(struct mig *, unsigned action);
 /* Moved: kill the tasks (their sockets in repair), delete the namespace.
  * wait 0: asked here, waited for by a timer, and the migration settles

@@ -99,7 +99,6 @@ replay_src_open(struct mig *m)
 		replay_close(m);
 		return;
 	}
-	m->src.replay = 1;
 	m->rq_on = 1;
 }
 

@@ -36,10 +36,13 @@
 #define GATE_POLL_MS	10
 #define ORPHAN_POLL_MS	20
 #define FREEZE_POLL_MS	10
+#define SETTLE_POLL_MS	2
+#define SETTLE_LOOKS	2	/* at rest, in a row, SETTLE_POLL_MS apart */
 
 static void	work_cb(evutil_socket_t, short, void *);
 static void	gate_wait(struct mig *);
 static void	orphan_wait(struct mig *);
+static void	settle_wait(struct mig *);
 static void	freeze_wait(struct mig *);
 static void	freeze_dump(struct mig *);
 
@@ -423,6 +426,8 @@ work_cb(evutil_socket_t fd, short what, void *arg)
 		gate_wait(m);
 	else if (m->state == MS_FROZEN && m->orphaning)
 		orphan_wait(m);
+	else if (m->state == MS_FROZEN && m->settling)
+		settle_wait(m);
 	else if (m->state == MS_FROZEN && m->freezing)
 		freeze_wait(m);
 	else if (m->state == MS_FROZEN && m->have_src)
@@ -452,7 +457,7 @@ reattach(struct mig *m)
 }
 
 /*
- * Frozen: lock, collect, write it down, and dump from the next turn.
+ * Frozen: collect, write it down, and dump from the next turn.
  */
 static void
 frozen_now(struct mig *m)
@@ -463,8 +468,8 @@ frozen_now(struct mig *m)
 
 	if (migsrc_freeze_finish(&m->src, err, sizeof(err)) < 0) {
 		migsrc_free(&m->src);
-		mig_fail(m, "cannot lock %s and collect its sockets: %.200s",
-		    m->ns, err);
+		mig_fail(m, "cannot collect the sockets of %s: %.200s", m->ns,
+		    err);
 		return;
 	}
 	/* to a peer that takes a chunk's bytes as they are, a queue of
@@ -482,10 +487,17 @@ frozen_now(struct mig *m)
 		return;
 	}
 	mig_arm_timer(m);	/* migrate-timeout from the freeze on */
-	m->ms[PH_FREEZE] = f->freeze_ms + f->lock_ms + f->collect_ms;
-	mig_progress(m, "freeze", "%zu tasks frozen, traffic locked, %zu "
-	    "sockets collected (%.1f ms)", m->src.set.ntasks,
-	    m->src.set.nsocks, m->ms[PH_FREEZE]);
+	m->ms[PH_FREEZE] = f->lock_ms + f->settle_ms + f->freeze_ms +
+	    f->collect_ms;
+	if (m->ck)
+		mig_progress(m, "freeze", "traffic locked, %zu tasks frozen, "
+		    "%zu sockets collected (%.1f ms)", m->src.set.ntasks,
+		    m->src.set.nsocks, m->ms[PH_FREEZE]);
+	else
+		mig_progress(m, "freeze", "traffic locked, tasks waiting for "
+		    "input after %.1f ms, %zu tasks frozen, %zu sockets "
+		    "collected (%.1f ms)", f->settle_ms, m->src.set.ntasks,
+		    m->src.set.nsocks, m->ms[PH_FREEZE]);
 	if (mig_fault("src-freeze")) {
 		mig_fail(m, "fault injected after the freeze");
 		return;
@@ -538,20 +550,145 @@ freeze_now(struct mig *m)
 {
 	char err[256];
 
-	m->t_freeze = mono_ms();
 	m->was_frozen = 1;
-	if (migsrc_freeze_start(&m->src, m->ns, m->cgroup,
-	    (m->ck ? MIGSRC_CKPT : 0) |
-	    (peer_repair_path(m->peer) ? 0 : MIGSRC_NO_PATH),
-	    err, sizeof(err)) < 0) {
+	if (migsrc_freeze_start(&m->src, err, sizeof(err)) < 0) {
 		mig_fail(m, "cannot freeze %s: %.200s", m->ns, err);
 		return;
 	}
-	/* the queue's reader first: the lock may not queue to nobody */
-	replay_src_open(m);
 	m->freezing = 1;
 	m->fault_slow_freeze = mig_fault("src-freeze-slow");
 	freeze_wait(m);
+}
+
+/* settle-wait, and orphan-wait more once settle_orphans() let some
+ * through */
+static double
+settle_max(const struct mig *m)
+{
+	return migrd.conf.settle_ms + (m->t_drain > 0 ? migrd.conf.orphan_ms :
+	    0);
+}
+
+/*
+ * At rest: did the tasks close connections while locked that still owe
+ * their peers bytes?  Such an orphan has no file, so nothing moves it,
+ * and locked it cannot deliver them: it is let through the lock (both
+ * ways, that connection only) and waited for, at most orphan-wait, then
+ * the tasks are looked at again.  0 none, 1 waiting, -1 failed.
+ */
+static int
+settle_orphans(struct mig *m)
+{
+	double now = mono_ms();
+	char why[512];
+	int n = migsrc_pass_orphans(&m->src, why, sizeof(why));
+
+	if (n == 0) {
+		if (m->t_drain > 0)
+			mig_progress(m, "orphans", "connections closed while "
+			    "locked delivered their last bytes (%.1f ms)",
+			    now - m->t_drain);
+		m->t_drain = 0;
+		return 0;
+	}
+	m->rest_looks = 0;
+	if (n < 0) {
+		m->settling = 0;
+		mig_fail(m, "cannot let the connections %s closed while "
+		    "locked deliver their last bytes: %.300s", m->ns, why);
+		return -1;
+	}
+	if (m->t_drain == 0) {
+		m->t_drain = now;
+		mig_progress(m, "orphans", "%d connection%s closed while "
+		    "locked, let through to deliver %s last bytes: %.300s", n,
+		    n == 1 ? "" : "s", n == 1 ? "its" : "their", why);
+	}
+	if (now - m->t_drain < migrd.conf.orphan_ms)
+		return 1;
+	m->settling = 0;
+	mig_fail(m, "%d connection%s closed while locked still owe%s %s "
+	    "peer bytes after %u ms (orphan-wait): %.300s", n, n == 1 ? "" :
+	    "s", n == 1 ? "s" : "", n == 1 ? "its" : "their",
+	    migrd.conf.orphan_ms, why);
+	return -1;
+}
+
+/*
+ * Light mode carries the sockets, not the memory: a task frozen between
+ * a read and its write takes what it read to its death, and the peer,
+ * its bytes acknowledged, never sends them again.  Locked, nothing more
+ * reaches the tasks from outside: wait (from the loop) until every task
+ * that holds a socket waits for input (taskrest.h), twice in a row, then
+ * freeze.  Refused, naming the task, after settle-wait; the rollback
+ * unlocks and gives the sockets what the lock kept, so nothing is lost.
+ */
+static void
+settle_wait(struct mig *m)
+{
+	struct timeval poll = { 0, SETTLE_POLL_MS * 1000 };
+	struct timeval drain = { 0, ORPHAN_POLL_MS * 1000 };
+	double waited = mono_ms() - m->t_settle;
+	char why[300];
+	int o, v = migsrc_at_rest(&m->src, why, sizeof(why));
+
+	if (v == 1 && ++m->rest_looks >= SETTLE_LOOKS) {
+		if ((o = settle_orphans(m)) != 0) {
+			if (o > 0)
+				evtimer_add(m->work, &drain);
+			return;
+		}
+		m->settling = 0;
+		m->src.fig.settle_ms = waited;
+		freeze_now(m);
+		return;
+	}
+	if (v == 0)
+		m->rest_looks = 0;
+	/* at rest once: one more look, whatever the time */
+	if (v == 1 || (v == 0 && waited < settle_max(m))) {
+		evtimer_add(m->work, &poll);
+		return;
+	}
+	m->settling = 0;
+	if (v < 0) {
+		mig_fail(m, "cannot tell whether the tasks of %s wait for "
+		    "input: %.300s", m->ns, why);
+		return;
+	}
+	mig_fail(m, "%s cannot move in light mode: %.300s after %u ms "
+	    "(settle-wait), not waiting for input, and what it has read but "
+	    "not written would be lost: move it in checkpoint mode (migctl "
+	    "run --checkpoint), or try again", m->ns, why,
+	    migrd.conf.settle_ms);
+}
+
+/* The lock first: the peer's stall starts here (the downtime's clock). */
+static void
+lock_now(struct mig *m)
+{
+	char err[256];
+
+	/* the queue's reader first: the lock may not queue to nobody */
+	replay_src_open(m);
+	m->t_freeze = mono_ms();
+	if (migsrc_lock(&m->src, m->ns, m->cgroup,
+	    (m->ck ? MIGSRC_CKPT : 0) |
+	    (peer_repair_path(m->peer) ? 0 : MIGSRC_NO_PATH), m->rq_on,
+	    err, sizeof(err)) < 0) {
+		mig_fail(m, "cannot lock %s: %.200s", m->ns, err);
+		return;
+	}
+	if (m->ck) {
+		/* CRIU carries the memory: the tasks may stop anywhere */
+		freeze_now(m);
+		return;
+	}
+	m->settling = 1;
+	m->rest_looks = 0;
+	m->t_drain = 0;
+	m->t_settle = mono_ms();
+	settle_wait(m);
 }
 
 /* Wait (from the loop) until no handshake is under way, then freeze. */
@@ -647,7 +784,7 @@ orphan_wait(struct mig *m)
 	if (waited > ORPHAN_POLL_MS)
 		mig_progress(m, "orphans", "closed connections delivered their "
 		    "last bytes (%.1f ms)", waited);
-	freeze_now(m);
+	lock_now(m);
 }
 
 /* PREPARE's workload: its argv, and how it moves (checkpoint mode, or
@@ -744,6 +881,7 @@ src_action(struct mig *m, unsigned action)
 	case MA_ROLLBACK:
 		m->gating = 0;
 		m->orphaning = 0;
+		m->settling = 0;	/* the else below unlocks */
 		ckpt_cleanup(m);	/* CRIU out of the tasks first */
 		if (m->freezing) {
 			/* given up while the freeze was under way: thaw */
@@ -917,6 +1055,7 @@ src_answer(int type, json_t *msg, struct src_answer *a)
 	a->n = -1;
 	a->pid = 0;
 	a->replayed = 0;
+	a->since_release = -1;
 	a->reason = NULL;
 	switch (type) {
 	case MSG_MIG_PREPARED:
@@ -931,11 +1070,27 @@ src_answer(int type, json_t *msg, struct src_answer *a)
 		return json_unpack(msg, "{s:I,s:F}", "sockets", &a->n,
 		    "restore_ms", &a->ms);
 	case MSG_MIG_COMMITTED:
-		json_unpack(msg, "{s?F,s?I,s?I,s?I}", "live_ms", &a->ms,
-		    "pid", &a->pid, "reset", &a->n, "replayed", &a->replayed);
+		json_unpack(msg, "{s?F,s?I,s?I,s?I,s?F}", "live_ms", &a->ms,
+		    "pid", &a->pid, "reset", &a->n, "replayed", &a->replayed,
+		    "since_release_ms", &a->since_release);
 		break;
 	}
 	return 0;
+}
+
+/*
+ * The downtime ends where the destination's workload ran, which COMMITTED
+ * says in ms before itself: the replay's last slices may follow it.  A
+ * figure that puts it before COMMIT was sent (or is not one) is not
+ * believed: then it ends here, as it did before peers said it.
+ */
+double
+src_downtime_end(double now, double t_commit, double since_release)
+{
+	if (t_commit > 0 && since_release >= 0 &&
+	    since_release <= now - t_commit)
+		return now - since_release;
+	return now;
 }
 
 static void
@@ -1006,7 +1161,8 @@ src_rx(struct mig *m, int type, json_t *msg)
 		if (m->t_commit > 0 && m->ms[PH_COMMIT] < 0)
 			m->ms[PH_COMMIT] = mono_ms() - m->t_commit;
 		if (m->t_freeze > 0 && m->ms[PH_DOWNTIME] < 0)
-			m->ms[PH_DOWNTIME] = mono_ms() - m->t_freeze;
+			m->ms[PH_DOWNTIME] = src_downtime_end(mono_ms(),
+			    m->t_commit, a.since_release) - m->t_freeze;
 		if (m->state == MS_COMMITTING || m->state == MS_IN_DOUBT)
 			mig_progress(m, "live", "%s is live on %s, workload pid "
 			    "%lld (%.1f ms)%s", m->ns, m->peer, (long long)pid,

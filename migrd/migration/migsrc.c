@@ -21,6 +21,7 @@
 #include "sk_engine.h"
 #include "sk_json.h"
 #include "sockdiag.h"
+#include "taskrest.h"
 
 #define MAX_ACCEPT	4096
 
@@ -203,15 +204,95 @@ orphan_check(struct migsrc *s, char *err, size_t errlen)
 }
 
 int
-migsrc_freeze_start(struct migsrc *s, const char *ns, const char *cgroup,
-    unsigned flags, char *err, size_t errlen)
+migsrc_lock(struct migsrc *s, const char *ns, const char *cgroup,
+    unsigned flags, int replay, char *err, size_t errlen)
 {
+	double t0 = mono_ms();
+
 	memset(s, 0, sizeof(*s));
 	s->flags = flags;
+	s->replay = replay;
 	snprintf(s->ns, sizeof(s->ns), "%s", ns);
 	snprintf(s->cgroup, sizeof(s->cgroup), "%s", cgroup);
+	if (nslock_take_source(s->ns, s->replay, err, errlen) < 0)
+		return -1;
+	s->locked = 1;
+	s->fig.lock_ms = mono_ms() - t0;
+	return 0;
+}
+
+int
+migsrc_at_rest(const struct migsrc *s, char *why, size_t len)
+{
+	return taskrest_cgroup(s->cgroup, why, len);
+}
+
+static int
+passed_already(const struct migsrc *s, const struct sockdiag_sock *d)
+{
+	size_t i;
+
+	for (i = 0; i < s->npassed; i++)
+		if (memcmp(&s->passed[i].local, &d->local,
+		    sizeof(d->local)) == 0 &&
+		    memcmp(&s->passed[i].remote, &d->remote,
+		    sizeof(d->remote)) == 0)
+			return 1;
+	return 0;
+}
+
+int
+migsrc_pass_orphans(struct migsrc *s, char *why, size_t len)
+{
+	struct sockdiag_sock *diag, *p;
+	size_t n, i, first = s->npassed;
+	char one[160];
+	int busy = 0, rc = -1;
+
+	if (len > 0)
+		why[0] = '\0';
+	if (sockdiag_tcp(s->ns, &diag, &n, why, len) < 0)
+		return -1;
+	for (i = 0; i < n; i++) {
+		if (!sockdiag_orphan_busy(&diag[i]))
+			continue;
+		if (busy++ < 3) {
+			sockdiag_describe(&diag[i], one, sizeof(one));
+			add_why(why, len, "%s", one);
+		}
+		if (passed_already(s, &diag[i]))
+			continue;
+		if (s->npassed == NSLOCK_PASS_MAX) {
+			errbuf(why, len, "more than %d connections closed "
+			    "while locked", NSLOCK_PASS_MAX);
+			goto out;
+		}
+		if ((p = realloc(s->passed, (s->npassed + 1) *
+		    sizeof(*p))) == NULL) {
+			errbuf_errno(why, len, "realloc");
+			goto out;
+		}
+		s->passed = p;
+		s->passed[s->npassed++] = diag[i];
+	}
+	if (busy > 3)
+		add_why(why, len, "and %d more", busy - 3);
+	if (s->npassed > first && nslock_pass(s->ns, s->passed + first,
+	    s->npassed - first, why, len) < 0) {
+		s->npassed = first;
+		goto out;
+	}
+	rc = busy;
+out:
+	free(diag);
+	return rc;
+}
+
+int
+migsrc_freeze_start(struct migsrc *s, char *err, size_t errlen)
+{
 	s->t_freeze = mono_ms();
-	if (cgroup_freeze_start(cgroup, err, errlen) < 0)
+	if (cgroup_freeze_start(s->cgroup, err, errlen) < 0)
 		return -1;
 	s->frozen = 1;		/* asked: a rollback thaws */
 	return 0;
@@ -230,28 +311,18 @@ migsrc_freeze_finish(struct migsrc *s, char *err, size_t errlen)
 	char why[256];
 
 	s->fig.freeze_ms = t1 - s->t_freeze;
-	if (nslock_take_source(s->ns, s->replay, err, errlen) < 0)
-		goto out_thaw;
-	s->locked = 1;
-	s->fig.lock_ms = mono_ms() - t1;
-	t1 = mono_ms();
 	if (collect_sockets(s->cgroup, collect_flags(s->flags), &s->set, err,
 	    errlen) < 0 ||
 	    sockdiag_tcp(s->ns, &s->diag, &s->ndiag, err, errlen) < 0)
-		goto out_unlock;
+		goto out;
 	s->fig.collect_ms = mono_ms() - t1;
 	if (orphan_check(s, err, errlen) < 0)
-		goto out_unlock;
+		goto out;
 	return 0;
 
-out_unlock:
-	if (nslock_release(s->ns, why, sizeof(why)) < 0)
+out:
+	if (migsrc_rollback(s, why, sizeof(why)) < 0)
 		log_warnx("%s: %s", __func__, why);
-	s->locked = 0;
-out_thaw:
-	if (cgroup_thaw(s->cgroup, why, sizeof(why)) < 0)
-		log_warnx("%s: %s", __func__, why);
-	s->frozen = 0;
 	return -1;
 }
 
@@ -261,12 +332,12 @@ migsrc_freeze(struct migsrc *s, const char *ns, const char *cgroup,
 {
 	char why[256];
 
-	if (migsrc_freeze_start(s, ns, cgroup, flags, err, errlen) < 0)
+	if (migsrc_lock(s, ns, cgroup, flags, 0, err, errlen) < 0)
 		return -1;
-	if (cgroup_freeze(cgroup, timeout_ms, err, errlen) < 0) {
-		if (cgroup_thaw(cgroup, why, sizeof(why)) < 0)
+	if (migsrc_freeze_start(s, err, errlen) < 0 ||
+	    cgroup_freeze(cgroup, timeout_ms, err, errlen) < 0) {
+		if (migsrc_rollback(s, why, sizeof(why)) < 0)
 			log_warnx("%s: %s", __func__, why);
-		s->frozen = 0;
 		return -1;
 	}
 	return migsrc_freeze_finish(s, err, errlen);
@@ -629,6 +700,7 @@ migsrc_free(struct migsrc *s)
 	}
 	free(s->items);
 	free(s->diag);
+	free(s->passed);
 	collect_free(&s->set);
 	memset(s, 0, sizeof(*s));
 }

@@ -58,7 +58,7 @@ struct migsrc_item {
 };
 
 struct migsrc_figures {
-	double		freeze_ms, lock_ms, collect_ms, dump_ms;
+	double		lock_ms, settle_ms, freeze_ms, collect_ms, dump_ms;
 	size_t		sockets, accepted;
 	uint64_t	queued_bytes;		/* both queues, all sockets */
 };
@@ -86,6 +86,9 @@ struct migsrc {
 	struct sockdiag_sock	*diag;		/* the namespace's TCP sockets
 						   as sock_diag sees them */
 	size_t			 ndiag;
+	struct sockdiag_sock	*passed;	/* orphans let through the
+						   lock (nslock_pass) */
+	size_t			 npassed;
 	struct migsrc_figures	 fig;
 };
 
@@ -125,15 +128,27 @@ int	migsrc_handshakes(const char *ns, char *why, size_t len);
 /* Listeners with connections waiting to be accepted: how many (the
  * first three described in why), or -1 with the reason. */
 int	migsrc_accept_waiting(const char *ns, char *why, size_t len);
+/* Lock, freeze and collect in one call (a tool's; migrd takes the
+ * steps below from its loop). */
 int	migsrc_freeze(struct migsrc *, const char *ns, const char *cgroup,
 	    unsigned flags, int timeout_ms, char *err, size_t errlen);
 /*
- * The same in steps, for an event loop that must not wait: ask for the
- * freeze (a rollback then thaws), see whether it is done (1, 0 not yet,
- * -1), then lock and collect (on failure unlocked and thawed again).
+ * The same in steps, for an event loop that must not wait.  The lock
+ * comes first: from then on nothing reaches the tasks from outside, so
+ * they can finish what they hold while migsrc_at_rest() looks (taskrest.h:
+ * 1 every task holding a socket waits for input, 0 not yet, why says who,
+ * -1).  Then ask for the freeze, see whether it is done (1, 0 not yet,
+ * -1), and collect.  A rollback undoes what was done: it unlocks, and
+ * thaws once the freeze was asked; a failed collect has rolled back.
  */
-int	migsrc_freeze_start(struct migsrc *, const char *ns,
-	    const char *cgroup, unsigned flags, char *err, size_t errlen);
+int	migsrc_lock(struct migsrc *, const char *ns, const char *cgroup,
+	    unsigned flags, int replay, char *err, size_t errlen);
+int	migsrc_at_rest(const struct migsrc *, char *why, size_t len);
+/* Connections closed since the lock that still owe their peers bytes:
+ * how many (the first three described in why), or -1.  Each is let
+ * through the lock the first time it is seen, to deliver them. */
+int	migsrc_pass_orphans(struct migsrc *, char *why, size_t len);
+int	migsrc_freeze_start(struct migsrc *, char *err, size_t errlen);
 int	migsrc_frozen(const struct migsrc *);
 int	migsrc_freeze_finish(struct migsrc *, char *err, size_t errlen);
 int	migsrc_dump(struct migsrc *, migsrc_emit_fn, void *arg);

@@ -6,7 +6,7 @@
 # against CRIU, in the same lab guests and with the same build (release,
 # no sanitizers):
 #
-#   migr   tests/bench/scale.sh N: host1 -> host2, freeze to thaw, and
+#   migr   tests/bench/scale.sh N: host1 -> host2, lock to thaw, and
 #          back; SCALE_QUEUE=4096 for the queued rows
 #   floor  tests/bench/engine-floor -q 0|4096 N: the bare repair syscalls
 #          of a dump and a restore (loopback, no transfer), µs per socket

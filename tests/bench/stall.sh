@@ -16,7 +16,7 @@
 #              the longest wait for its bytes to be acknowledged
 #   recv-only  reads what svc writes, writes nothing: its only packets
 #              towards svc are acknowledgements
-# "+ms" is the stall minus the migration's downtime (freeze to thaw);
+# "+ms" is the stall minus the migration's downtime (lock to thaw);
 # the goal of the replaying lock is at most two round trips and 50 ms.
 # LOCKQ=N sets the replaying lock's queue to N packets (and N * 2 KiB);
 # migrd's default is 4096.  Rows of more than 10 connections per peer

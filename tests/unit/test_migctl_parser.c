@@ -876,7 +876,7 @@ test_report(void **state)
 	    "  transfer         25.0\n"
 	    "  restore          18.7\n"
 	    "  commit           30.2\n"
-	    "  downtime         95.4  (freeze to thaw)\n"
+	    "  downtime         95.4  (lock to thaw)\n"
 	    "  total           140.9\n");
 	free(s);
 	s = capture(output_report_summary, report_moved, &rc);
@@ -913,7 +913,7 @@ test_report_failed(void **state)
 	    "  transfer            -\n"
 	    "  restore             -\n"
 	    "  commit              -\n"
-	    "  downtime            -  (freeze to thaw)\n"
+	    "  downtime            -  (lock to thaw)\n"
 	    "  total            50.0\n");
 	free(s);
 	s = capture(output_report, "{\"ns\":\"svc\",\"from\":\"host1\","

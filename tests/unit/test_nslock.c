@@ -27,6 +27,7 @@
 
 #include "nftbatch.h"
 #include "nslock.h"
+#include "sockdiag.h"
 
 #define SELF	"/proc/thread-self/ns/net"
 
@@ -197,6 +198,66 @@ test_failed_batch_changes_nothing(void **state)
 	assert_tables("");
 }
 
+static void
+sock(struct sockdiag_sock *d, const char *l, int lp, const char *r, int rp)
+{
+	struct sockaddr_in6 *l6 = (struct sockaddr_in6 *)&d->local;
+	struct sockaddr_in6 *r6 = (struct sockaddr_in6 *)&d->remote;
+
+	memset(d, 0, sizeof(*d));
+	l6->sin6_family = r6->sin6_family = AF_INET6;
+	l6->sin6_port = htons((uint16_t)lp);
+	r6->sin6_port = htons((uint16_t)rp);
+	assert_int_equal(inet_pton(AF_INET6, l, &l6->sin6_addr), 1);
+	assert_int_equal(inet_pton(AF_INET6, r, &r6->sin6_addr), 1);
+	d->state = 9;	/* LAST_ACK */
+}
+
+/*
+ * Orphans let through a source's lock: each connection gets one rule
+ * each way, in its own family (an IPv4 client of a dual-stack listener,
+ * v4-mapped in sock_diag, is IPv4 on the wire), ahead of the lock's
+ * drop; more than NSLOCK_PASS_MAX at once is refused, nothing added.
+ */
+static void
+test_pass(void **state)
+{
+	struct sockdiag_sock d[NSLOCK_PASS_MAX + 1];
+	char err[256] = "", *in, *out;
+
+	(void)state;
+	if (!have_netns)
+		skip();
+	sock(&d[0], "::ffff:10.99.0.1", 7402, "::ffff:10.99.0.2", 40999);
+	sock(&d[1], "fd00:77::180", 7400, "fd00:77::10", 51000);
+	assert_int_equal(nslock_take_source(SELF, 0, err, sizeof(err)), 0);
+	assert_int_equal(nslock_pass(SELF, d, 2, err, sizeof(err)), 0);
+	in = nft("list chain inet " NSLOCK_TABLE " in\n");
+	out = nft("list chain inet " NSLOCK_TABLE " out\n");
+	assert_non_null(in);
+	assert_non_null(out);
+	if (strstr(in, "ip saddr 10.99.0.2 ip daddr 10.99.0.1 tcp sport 40999 "
+	    "tcp dport 7402 accept") == NULL ||
+	    strstr(in, "ip6 saddr fd00:77::10 ip6 daddr fd00:77::180 tcp "
+	    "sport 51000 tcp dport 7400 accept") == NULL)
+		fail_msg("in:\n%s", in);
+	if (strstr(out, "ip saddr 10.99.0.1 ip daddr 10.99.0.2 tcp sport 7402 "
+	    "tcp dport 40999 accept") == NULL ||
+	    strstr(out, "ip6 saddr fd00:77::180 ip6 daddr fd00:77::10 tcp "
+	    "sport 7400 tcp dport 51000 accept") == NULL)
+		fail_msg("out:\n%s", out);
+	/* ahead of the lock's own rules (the chain's policy drops) */
+	assert_non_null(strstr(in, "iif \"lo\""));
+	assert_true(strstr(in, "tcp dport") < strstr(in, "iif \"lo\""));
+	free(in);
+	free(out);
+	assert_int_equal(nslock_pass(SELF, d, NSLOCK_PASS_MAX + 1, err,
+	    sizeof(err)), -1);
+	assert_non_null(strstr(err, "at most"));
+	assert_int_equal(nslock_pass(SELF, d, 0, err, sizeof(err)), 0);
+	assert_int_equal(nslock_unlock(SELF, err, sizeof(err)), 0);
+}
+
 /* A namespace that is not there: an error that names it, nothing done;
  * a batch too large for one message: refused before it is sent. */
 static void
@@ -240,6 +301,7 @@ main(void)
 		cmocka_unit_test_setup(test_unlock_leaves_others, setup),
 		cmocka_unit_test_setup(test_failed_batch_changes_nothing,
 		    setup),
+		cmocka_unit_test_setup(test_pass, setup),
 		cmocka_unit_test(test_no_namespace),
 	};
 

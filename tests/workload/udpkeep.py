@@ -37,7 +37,9 @@ def serve(port, flag, peer, peerport):
     print(f"udpkeep: token {token}, ports {port} and {port + 1}", flush=True)
     while True:
         if not os.path.exists(flag):
-            time.sleep(0.05)
+            # a wait, not a sleep: light mode moves a task that holds
+            # sockets only while it waits for input (taskrest.h)
+            select.select([], [], [], 0.05)
             continue
         ready, _, _ = select.select(socks, [], [], 0.1)
         for s in ready:
