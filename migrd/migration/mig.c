@@ -316,11 +316,14 @@ arm_timer(struct mig *m)
 	case MS_FROZEN:
 	case MD_PREPARED:
 		/* before its freeze the source may hold new connections
-		 * back, then wait for orphans (orphan-wait, by this host's
-		 * own setting); the source re-arms at the freeze */
+		 * back, wait for orphans, lock and wait for its tasks to
+		 * rest and for what they closed meanwhile (orphan-wait and
+		 * settle-wait, by this host's own settings); the source
+		 * re-arms at the freeze */
 		ms = migrd.conf.migrate_timeout * 1000;
 		if (m->role == MIG_DEST || !m->have_src)
-			ms += GATE_MAX_MS + migrd.conf.orphan_ms;
+			ms += GATE_MAX_MS + 2 * migrd.conf.orphan_ms +
+			    migrd.conf.settle_ms;
 		break;
 	case MS_COMMITTING:
 	case MS_IN_DOUBT:

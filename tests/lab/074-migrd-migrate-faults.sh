@@ -14,7 +14,9 @@
 . "$(dirname "$0")/lib-migrd.sh"
 . "$(dirname "$0")/lib-migrate.sh"
 trap mig_teardown EXIT
-TIMEOUT=4
+# the cancel cell asks for ARP and neighbour answers inside this window,
+# from the freeze on: in a busy TCG guest under ASan that took 4.4 s once
+TIMEOUT=8
 check "migrd on host1 and host2, peered" mig_setup "commit-timeout 1000" "migrate-timeout $TIMEOUT"
 check "svc serving on host1" svc_start host1 20000 600
 gx client "rm -f /tmp/$NS.report; setsid $W/streamc -c $SVC4:7400 -c '[$SVC6]:7400' -c $SVC4:7401,idle \
@@ -336,28 +338,25 @@ check "host1 restarted without faults" restart host1
 # the other silent; then the move ends as any other
 check "host1's bridge port will seem slow to forward" restart host1 dst-attach-slow
 dead0=$( (migrd_log host2; migrd_log host1) | grep -c 'nothing received')
-fwd="the port of $NS forwarded"
-fwd0=$(migrd_log host1 | grep -c "$fwd")
+# a wait that held the loop for the port's 1.5 s would make the loop's
+# own watch log "event loop held" (over 1 s late, loopwatch.c); the
+# status round trip itself depends on how busy the TCG guest is
+held="event loop held"
+held0=$(migrd_log host1 | grep -c "$held")
 bg host2 migrate $NS host1
 check "host1 starts going live" gx -t 60 host1 "for i in \$(seq 400); do
 	[ \"\$($MIGCTL -j status | jq -r '.data.migrations[0].state // empty')\" = live ] && exit 0; sleep 0.05; done; exit 1"
-# the answer, then whether the port had forwarded by then: an answer
-# that came before is one the wait did not hold back (how long the
-# round trip took depends on how busy the TCG guest is, not on the loop)
 t0=$(date +%s%N)
-ans=$(gx host1 "$MIGCTL -j status | jq -r '.data.migrations[0].state // empty'
-	grep -c '$fwd' /run/migrd/migrd.log")
+ST=$(gx host1 "$MIGCTL -j status | jq -r '.data.migrations[0].state // empty'")
 MS=$((($(date +%s%N) - t0) / 1000000))
-ST=$(sed -n 1p <<<"$ans")
-fwd1=$(sed -n 2p <<<"$ans")
 is "$ST" live "while its port waits, host1 answers migctl status (in $MS ms)"
-is "$fwd1" "$fwd0" "before the port forwarded (the port's wait does not hold host1's loop)"
 check "migctl migrate ends" bg_wait host2 30
 BG=$(bg_out host2)
 diag "$BG"
 is "$(sed -n 's/^rc=//p' <<<"$BG")" 0 "the move succeeds (0)"
 like "$(migrd_log host1 | grep -o "the port of $NS forwarded on [^ ]* after [0-9]*" | tail -1)" \
 	'after (1[5-9][0-9]{2}|[2-9][0-9]{3})$' "host1 waited 1.5 s or more for its port, from its loop"
+is "$(migrd_log host1 | grep -c "$held")" "$held0" "host1's loop was never held while its port waited"
 is "$( (migrd_log host2; migrd_log host1) | grep -c 'nothing received')" "$dead0" "neither host found the other silent"
 is "$(svc_where)" host1 "svc on host1 only"
 check "host1 restarted without faults" restart host1
