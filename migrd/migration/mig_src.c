@@ -594,8 +594,9 @@ settle_orphans(struct mig *m)
 	m->rest_looks = 0;
 	if (n < 0) {
 		m->settling = 0;
-		mig_fail(m, "cannot let the connections %s closed while "
-		    "locked deliver their last bytes: %.300s", m->ns, why);
+		mig_fail(m, "cannot let the connections the tasks of %s "
+		    "closed while locked deliver their last bytes: %.300s",
+		    m->ns, why);
 		return -1;
 	}
 	if (m->t_drain == 0) {
