@@ -464,7 +464,7 @@ frozen_now(struct mig *m)
 {
 	struct timeval now = { 0, 0 };
 	const struct migsrc_figures *f = &m->src.fig;
-	char err[256];
+	char err[256], rest[64] = "";
 
 	if (migsrc_freeze_finish(&m->src, err, sizeof(err)) < 0) {
 		migsrc_free(&m->src);
@@ -489,15 +489,13 @@ frozen_now(struct mig *m)
 	mig_arm_timer(m);	/* migrate-timeout from the freeze on */
 	m->ms[PH_FREEZE] = f->lock_ms + f->settle_ms + f->freeze_ms +
 	    f->collect_ms;
-	if (m->ck)
-		mig_progress(m, "freeze", "traffic locked, %zu tasks frozen, "
-		    "%zu sockets collected (%.1f ms)", m->src.set.ntasks,
-		    m->src.set.nsocks, m->ms[PH_FREEZE]);
-	else
-		mig_progress(m, "freeze", "traffic locked, tasks waiting for "
-		    "input after %.1f ms, %zu tasks frozen, %zu sockets "
-		    "collected (%.1f ms)", f->settle_ms, m->src.set.ntasks,
-		    m->src.set.nsocks, m->ms[PH_FREEZE]);
+	/* checkpoint mode does not wait for the tasks to rest */
+	if (!m->ck)
+		snprintf(rest, sizeof(rest), "tasks waiting for input after "
+		    "%.1f ms, ", f->settle_ms);
+	mig_progress(m, "freeze", "traffic locked, %s%zu tasks frozen, %zu "
+	    "sockets collected (%.1f ms)", rest, m->src.set.ntasks,
+	    m->src.set.nsocks, m->ms[PH_FREEZE]);
 	if (mig_fault("src-freeze")) {
 		mig_fail(m, "fault injected after the freeze");
 		return;

@@ -138,10 +138,16 @@ migsrc_check(const char *ns, const char *cgroup, unsigned flags, char *why,
 	return n > INT_MAX ? INT_MAX : (int)n;
 }
 
-/* The sockets of ns that match: how many, the first three in why. */
+/* What diag_count() does with each socket that matches besides count
+ * it: 0, or -1 with the reason in why. */
+typedef int (*diag_each_fn)(const struct sockdiag_sock *, void *arg,
+    char *why, size_t len);
+
+/* The sockets of ns that match: how many, the first three in why; each
+ * handed to each, when given (-1 if it fails). */
 static int
 diag_count(const char *ns, bool (*match)(const struct sockdiag_sock *),
-    char *why, size_t len)
+    diag_each_fn each, void *arg, char *why, size_t len)
 {
 	struct sockdiag_sock *diag;
 	char one[160];
@@ -159,6 +165,10 @@ diag_count(const char *ns, bool (*match)(const struct sockdiag_sock *),
 			sockdiag_describe(&diag[i], one, sizeof(one));
 			add_why(why, len, "%s", one);
 		}
+		if (each != NULL && each(&diag[i], arg, why, len) < 0) {
+			found = -1;
+			break;
+		}
 	}
 	if (found > 3)
 		add_why(why, len, "and %d more", found - 3);
@@ -169,19 +179,19 @@ diag_count(const char *ns, bool (*match)(const struct sockdiag_sock *),
 int
 migsrc_orphans(const char *ns, char *why, size_t len)
 {
-	return diag_count(ns, sockdiag_orphan_busy, why, len);
+	return diag_count(ns, sockdiag_orphan_busy, NULL, NULL, why, len);
 }
 
 int
 migsrc_handshakes(const char *ns, char *why, size_t len)
 {
-	return diag_count(ns, sockdiag_handshake, why, len);
+	return diag_count(ns, sockdiag_handshake, NULL, NULL, why, len);
 }
 
 int
 migsrc_accept_waiting(const char *ns, char *why, size_t len)
 {
-	return diag_count(ns, sockdiag_accept_waiting, why, len);
+	return diag_count(ns, sockdiag_accept_waiting, NULL, NULL, why, len);
 }
 
 /* An orphan that appeared after the wait (a close between the last look
@@ -241,51 +251,44 @@ passed_already(const struct migsrc *s, const struct sockdiag_sock *d)
 	return 0;
 }
 
+/* A busy orphan (diag_count()'s each): remembered, if it is new, to be
+ * let through. */
+static int
+remember_orphan(const struct sockdiag_sock *d, void *arg, char *why,
+    size_t len)
+{
+	struct migsrc *s = arg;
+	struct sockdiag_sock *p;
+
+	if (passed_already(s, d))
+		return 0;
+	if (s->npassed == NSLOCK_PASS_MAX) {
+		errbuf(why, len, "more than %d connections closed while locked",
+		    NSLOCK_PASS_MAX);
+		return -1;
+	}
+	if ((p = realloc(s->passed, (s->npassed + 1) * sizeof(*p))) == NULL) {
+		errbuf_errno(why, len, "realloc");
+		return -1;
+	}
+	s->passed = p;
+	s->passed[s->npassed++] = *d;
+	return 0;
+}
+
 int
 migsrc_pass_orphans(struct migsrc *s, char *why, size_t len)
 {
-	struct sockdiag_sock *diag, *p;
-	size_t n, i, first = s->npassed;
-	char one[160];
-	int busy = 0, rc = -1;
+	size_t first = s->npassed;
+	int busy = diag_count(s->ns, sockdiag_orphan_busy, remember_orphan, s,
+	    why, len);
 
-	if (len > 0)
-		why[0] = '\0';
-	if (sockdiag_tcp(s->ns, &diag, &n, why, len) < 0)
-		return -1;
-	for (i = 0; i < n; i++) {
-		if (!sockdiag_orphan_busy(&diag[i]))
-			continue;
-		if (busy++ < 3) {
-			sockdiag_describe(&diag[i], one, sizeof(one));
-			add_why(why, len, "%s", one);
-		}
-		if (passed_already(s, &diag[i]))
-			continue;
-		if (s->npassed == NSLOCK_PASS_MAX) {
-			errbuf(why, len, "more than %d connections closed "
-			    "while locked", NSLOCK_PASS_MAX);
-			goto out;
-		}
-		if ((p = realloc(s->passed, (s->npassed + 1) *
-		    sizeof(*p))) == NULL) {
-			errbuf_errno(why, len, "realloc");
-			goto out;
-		}
-		s->passed = p;
-		s->passed[s->npassed++] = diag[i];
-	}
-	if (busy > 3)
-		add_why(why, len, "and %d more", busy - 3);
-	if (s->npassed > first && nslock_pass(s->ns, s->passed + first,
-	    s->npassed - first, why, len) < 0) {
-		s->npassed = first;
-		goto out;
-	}
-	rc = busy;
-out:
-	free(diag);
-	return rc;
+	if (busy >= 0 && s->npassed > first && nslock_pass(s->ns,
+	    s->passed + first, s->npassed - first, why, len) < 0)
+		busy = -1;
+	if (busy < 0)
+		s->npassed = first;	/* none of them was let through */
+	return busy;
 }
 
 int

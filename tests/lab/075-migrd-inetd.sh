@@ -31,10 +31,7 @@ BOUND_MS=2000
 inetd_start() {
 	mc host1 "ns create $NS --addr $SVC4/24 --addr $SVC6/64 --mac 52:54:00:77:01:85" >/dev/null &&
 	mc host1 "run $NS -- $INETD -v -l [::]:$PORT -- /bin/cat" >/dev/null &&
-	inetd_listening host1
-}
-inetd_listening() {
-	gx "$1" "for i in \$(seq 100); do ip netns exec $NS ss -Htln sport = :$PORT | grep -q . && exit 0; sleep 0.1; done; exit 1"
+	svc_listening host1 $PORT
 }
 # FIN or RST from the service's port, seen on the client
 cap_start() {
@@ -73,7 +70,7 @@ down1=$(rep .ms.downtime); down1=${down1%.*}
 n=$(rep .sockets.total)
 if [ "${n:-0}" -ge $((CONNS + 1)) ]; then pass "$n sockets moved (1 listener + $CONNS connections)"; else fail "${n:-0} sockets moved, expected at least $((CONNS + 1))"; fi
 is "$(svc_where)" host2 "$NS runs on host2 only"
-check "migr-inetd on host2 listens in $NS" inetd_listening host2
+check "migr-inetd on host2 listens in $NS" svc_listening host2 $PORT
 n=$(gx host2 "ip netns exec $NS ss -Htn state established sport = :$PORT | grep -c ." 2>/dev/null)
 is "$n" "$CONNS" "host2: the $CONNS connections are established in $NS"
 # migr-inetd spawns the cats right after its start: give it a moment

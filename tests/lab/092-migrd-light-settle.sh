@@ -38,8 +38,9 @@ MIB=1048576
 
 # hold GUEST WHAT: what holdline.sh does on GUEST from its next start
 hold() { gx "$1" "echo $2 > $HF"; }
-listening() {
-	gx "$1" "for i in \$(seq 100); do ip netns exec $NS ss -Htln sport = :$PORT | grep -q . && exit 0; sleep 0.1; done; exit 1"
+# holding: holdline.sh holds a line on host1 (its /bin/sleep runs)
+holding() {
+	gx host1 "for i in \$(seq 50); do for p in \$(ip netns pids $NS); do [ \"\$(cat /proc/\$p/comm)\" = sleep ] && exit 0; done; sleep 0.1; done; exit 1"
 }
 start() {
 	local g
@@ -49,7 +50,7 @@ start() {
 	hold host1 0.3 && hold host2 0.3 &&
 	mc host1 "ns create $NS --addr $SVC4/24 --addr $SVC6/64 --mac 52:54:00:77:01:92" >/dev/null &&
 	mc host1 "run $NS -- $INETD -v -l [::]:$PORT -- /bin/sh $HL $HF" >/dev/null &&
-	listening host1
+	svc_listening host1 $PORT
 }
 teardown() {
 	if [ "${T_FAIL:-0}" -gt 0 ]; then
@@ -73,7 +74,7 @@ diag "$MOUT"
 is "$MRC" 0 "migrate $NS host2 with lines held 0.3 s: exit 0"
 like "$MOUT" "tasks waiting for input after [0-9.]+ ms" "the source waited for the tasks to rest, locked, before the freeze"
 is "$(svc_where)" host2 "$NS runs on host2 only"
-check "migr-inetd on host2 listens" listening host2
+check "migr-inetd on host2 listens" svc_listening host2 $PORT
 sleep 2
 migrate host2 host1
 diag "$MOUT"
@@ -88,8 +89,7 @@ is "$(kv "$r" mismatches)" 0 "client: no line lost, duplicated or changed"
 # --- a line held 8 s: refused, by name, before the freeze
 hold host1 8
 gx client "rm -f /tmp/$NS.held; setsid python3 $ECHOC -n 1 -d 1 -i 5 $SVC4:$PORT </dev/null >/tmp/$NS.held 2>&1 &"
-check "the line is held (a sleep in $NS)" gx host1 \
-	"for i in \$(seq 50); do for p in \$(ip netns pids $NS); do [ \"\$(cat /proc/\$p/comm)\" = sleep ] && exit 0; done; sleep 0.1; done; exit 1"
+check "the line is held (a sleep in $NS)" holding
 migrate host1 host2
 diag "$MOUT"
 is "$MRC" 15 "migrate while a task holds a line: 15 (refused)"
@@ -122,8 +122,7 @@ is "$(kv "$r" echoed)" $((4 * MIB)) "client: 4 MiB echoed"
 # --- a connection closed while locked, owing its client a line and a FIN
 hold host1 "once 3"
 gx client "rm -f /tmp/$NS.once; setsid sh -c '(echo held-then-closed; sleep 12) | socat - TCP:$SVC4:$PORT >/tmp/$NS.once 2>&1' </dev/null >/dev/null 2>&1 &"
-check "the line is held" gx host1 \
-	"for i in \$(seq 50); do for p in \$(ip netns pids $NS); do [ \"\$(cat /proc/\$p/comm)\" = sleep ] && exit 0; done; sleep 0.1; done; exit 1"
+check "the line is held" holding
 migrate host1 host2
 diag "$MOUT"
 is "$MRC" 0 "migrate while the filter will close its connection: exit 0"

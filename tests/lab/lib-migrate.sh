@@ -63,8 +63,10 @@ svc_start() {
 	svc_listening "$1"
 }
 
+# svc_listening GUEST [PORT]: $NS on GUEST listens on PORT (streamd's
+# last, 7403), within 10 s
 svc_listening() {
-	gx "$1" "for i in \$(seq 100); do ip netns exec $NS ss -Htln sport = :7403 | grep -q . && exit 0; sleep 0.1; done; exit 1"
+	gx "$1" "for i in \$(seq 100); do ip netns exec $NS ss -Htln sport = :${2:-7403} | grep -q . && exit 0; sleep 0.1; done; exit 1"
 }
 
 # client_start CONNS SECONDS [RATE]: streamc over IPv4 and IPv6, busy,
