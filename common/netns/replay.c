@@ -45,6 +45,7 @@ replay_list_add(struct replay_list *l, const void *pkt, size_t len)
 	}
 	p->next = NULL;
 	p->len = len;
+	p->count = 1;
 	memcpy(p->data, pkt, len);
 	*l->tail = p;
 	l->tail = &p->next;
@@ -488,7 +489,7 @@ replay_out_send(struct replay_out *o, struct replay_list *l, size_t max_pkts,
 	chain = take_pkts(l, max_pkts);
 	for (p = chain; p != NULL; p = p->next) {
 		if (replay_check(p->data, p->len, NULL, 0, NULL, 0) < 0) {
-			l->inject_failed++;
+			l->inject_failed += p->count;
 			continue;
 		}
 		replay_checksums(p->data, p->len);
@@ -497,11 +498,12 @@ replay_out_send(struct replay_out *o, struct replay_list *l, size_t max_pkts,
 		if (sendto(o->fd, p->data, p->len, 0,
 		    (struct sockaddr *)&o->sl, sizeof(o->sl)) ==
 		    (ssize_t)p->len) {
-			sent++;
+			sent += p->count;
 		} else {
-			if (l->inject_failed++ == 0)
+			if (l->inject_failed == 0)
 				errbuf_errno(err, errlen, "inject into %s",
 				    o->ns);
+			l->inject_failed += p->count;
 		}
 	}
 	replay_pkt_free_chain(chain);
@@ -520,7 +522,10 @@ replay_out_close(struct replay_out *o)
 void
 replay_list_drop(struct replay_list *l)
 {
-	l->inject_failed += l->npkts;
+	struct replay_pkt *p;
+
+	for (p = l->head; p != NULL; p = p->next)
+		l->inject_failed += p->count;
 	replay_list_free(l);
 }
 

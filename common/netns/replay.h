@@ -35,6 +35,8 @@
 struct replay_pkt {
 	struct replay_pkt	*next;
 	size_t			 len;
+	uint32_t		 count;		/* packets kept in it: 1, more
+						   once merged */
 	uint8_t			 data[];
 };
 
@@ -45,7 +47,10 @@ struct replay_list {
 	size_t			 max_pkts, max_bytes;	/* bounds */
 	size_t			 overflow;	/* packets not kept (bounds,
 						   or the socket overflowed) */
-	size_t			 injected, inject_failed;
+	size_t			 injected, inject_failed;	/* packets
+						   kept, merged ones counted */
+	size_t			 merged;	/* packets merged into the
+						   one before them */
 };
 
 void	replay_list_init(struct replay_list *, size_t max_pkts,
@@ -105,8 +110,9 @@ int	replay_out_open(struct replay_out *, const char *ns,
 	    const char *hostif, char *err, size_t errlen);
 /*
  * Send the first max_pkts packets of the list ((size_t)-1: all; 0: one)
- * and take them off it: the number sent (failures are counted in the
- * list, the first is said in err).  Each packet goes through the
+ * and take them off it: the number of kept packets sent, each merged
+ * one counted (failures are counted in the list, the first is said in
+ * err).  Each packet goes through the
  * namespace's stack within the call: tens of thousands take seconds in
  * a slow guest, so a caller in an event loop sends a few at a time.
  */
@@ -118,6 +124,15 @@ void	replay_list_drop(struct replay_list *);
 /* from's packets appended to to's, from left empty; the counters of
  * both stay as they were */
 void	replay_list_move(struct replay_list *to, struct replay_list *from);
+/*
+ * Data segments of one TCP connection that continue one another merged
+ * into one, in place, before they are sent (replay_merge.c says which):
+ * the same bytes in the same order, in fewer packets, none longer than
+ * max_len (the namespace's MTU).  Returns how many were merged into the
+ * one before them; out of memory, none (the replay is then slower, not
+ * wrong).
+ */
+size_t	replay_list_merge(struct replay_list *, size_t max_len);
 /* what a caller in an event loop sends at a time: a few milliseconds of
  * a slow guest */
 #define REPLAY_INJECT_BATCH	64

@@ -267,6 +267,23 @@ replay_dst_rx(struct mig *m, json_t *msg, char *why, size_t len)
 	return 0;
 }
 
+/* The largest packet a merge may make: the smallest MTU of the
+ * namespace's links but lo (a frame longer than its veth's MTU would be
+ * dropped on the way in), or IPv6's minimum if none is known. */
+static size_t
+merge_max(const struct mig *m)
+{
+	size_t i, mtu = 0;
+
+	for (i = 0; m->nd != NULL && i < m->nd->nlinks; i++)
+		if (strcmp(m->nd->links[i].kind, "lo") != 0 &&
+		    strcmp(m->nd->links[i].name, "lo") != 0 &&
+		    m->nd->links[i].mtu >= 1280 &&
+		    (mtu == 0 || m->nd->links[i].mtu < mtu))
+			mtu = m->nd->links[i].mtu;
+	return mtu > 0 ? mtu : 1280;
+}
+
 /* Some of what was kept, into the namespace; a failure is said once,
  * in replay_dst_done(). */
 static void
@@ -275,6 +292,14 @@ dst_inject(struct mig *m, size_t max_pkts)
 	char err[256] = "";
 
 	if (!m->rq_injecting) {
+		/* a peer's run of segments as a few: every packet costs
+		 * the namespace's stack a receive and an acknowledgement */
+		size_t merged = replay_list_merge(&m->rq, merge_max(m));
+
+		if (merged > 0)
+			log_info("migration %s: %zu of the %zu packets kept "
+			    "merged into the segments before them", m->id,
+			    merged, m->rq.npkts + merged);
 		/* what the source forwards after COMMIT, within what is
 		 * left of the bounds */
 		m->rq_injecting = 1;

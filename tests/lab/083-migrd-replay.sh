@@ -9,8 +9,10 @@
 # whose only packets towards svc are acknowledgements), every byte
 # verified.
 #   1. A move with the replaying lock: the packets that came while
-#      locked go to host2 before COMMIT and host2 replays each one; the
-#      peers' longest stall stays near the downtime.
+#      locked go to host2 before COMMIT and host2 replays each one,
+#      the busy peers' runs of segments merged first (replay_merge.c),
+#      every byte still verified; the peers' longest stall stays near
+#      the downtime.
 #   2. A rollback (host1, the destination, fails to restore): what came
 #      while locked (some of it already sent on, as it comes) goes back
 #      to host2's own sockets; host1 replays nothing.
@@ -35,10 +37,13 @@ trap mig_teardown EXIT
 BOUND_MS=2000
 
 # clients_start / clients_stop: the two clients of a cell; stop prints
-# the busy one's report, then the receive-only one's
+# the busy one's report, then the receive-only one's.  The busy one
+# writes 400 bytes every 20 ms: what it sends while locked is runs of
+# segments small enough that host2 can merge them (three fit a 1500-byte
+# MTU), which the first cell checks
 clients_start() {
 	gx client "rm -f /tmp/$NS.busy /tmp/$NS.recv
-		setsid $W/streamc -c $SVC4:7400 -c '[$SVC6]:7400' -n 8 -r 20000 -d 0 -p 500 \
+		setsid $W/streamc -c $SVC4:7400 -c '[$SVC6]:7400' -n 8 -r 20000 -t 20 -d 0 -p 500 \
 			-o /tmp/$NS.busy </dev/null >/tmp/$NS.client 2>&1 &
 		setsid $W/streamc -c $SVC4:7400,recvonly -c '[$SVC6]:7400,recvonly' -n 8 -d 0 \
 			-o /tmp/$NS.recv </dev/null >/tmp/$NS.client-recv 2>&1 &"
@@ -91,6 +96,11 @@ sent=$(rep .lock.sent)
 if [ "${sent:-0}" -ge 1 ]; then pass "replay: $sent packets reached svc while locked and went to host2"
 else fail "replay: no packet went to host2 (sent: ${sent:-none})"; fi
 is "$(rep .lock.replayed)" "$sent" "replay: host2 replayed every packet it was sent"
+# the busy peers keep writing while locked: runs of segments, merged on
+# host2 before the replay (the bytes are verified below, by verdicts)
+merged=$(migrd_log host2 | sed -n 's/.*: \([0-9]*\) of the [0-9]* packets kept merged into the segments before them.*/\1/p' | tail -n 1)
+if [ "${merged:-0}" -ge 1 ]; then pass "replay: host2 merged $merged of the kept segments into the runs before them"
+else fail "replay: host2 merged no kept segment (its log: '$(migrd_log host2 | grep -m1 'packets kept merged')')"; fi
 like "$MOUT" 'replay +[0-9]+ +packets kept by the lock: [0-9]+ sent on before COMMIT' \
 	"replay: migctl prints what the lock kept"
 is "$(svc_where)" host2 "replay: svc runs on host2 only"
