@@ -862,12 +862,16 @@ dst_action(struct mig *m, unsigned action)
 		}
 		/* since_release_ms: the workload ran that long before this
 		 * (the replay's last slices go on beside it): where the
-		 * source's downtime ends */
+		 * source's downtime ends; since_commit_ms: how long this
+		 * host had COMMIT, so the source can tell the channel's
+		 * round trip from this host's work */
 		mig_send(m, MSG_MIG_COMMITTED, json_pack("{s:f,s:I,s:I,s:I,"
-		    "s:f}", "live_ms", m->dst.fig.live_ms, "pid",
+		    "s:f,s:f}", "live_ms", m->dst.fig.live_ms, "pid",
 		    (json_int_t)m->pid, "reset", (json_int_t)m->dst.fig.reset,
 		    "replayed", (json_int_t)m->rq_replayed, "since_release_ms",
-		    m->t_released > 0 ? mono_ms() - m->t_released : 0.0));
+		    m->t_released > 0 ? mono_ms() - m->t_released : 0.0,
+		    "since_commit_ms", m->t_commit_rx > 0 ? mono_ms() -
+		    m->t_commit_rx : 0.0));
 		break;
 	case MA_SEND_ABORTED:
 		/* why, when this host knows (it gave up itself) */
@@ -1137,6 +1141,8 @@ dst_rx(struct mig *m, int type, json_t *msg)
 			mig_fail(m, "%s", why);
 		break;
 	case MSG_MIG_COMMIT:
+		if (m->t_commit_rx == 0)	/* for since_commit_ms */
+			m->t_commit_rx = mono_ms();
 		/* fault: a destination that hears COMMIT and never answers */
 		if (m->state == MD_READY && mig_fault("dst-commit-hold")) {
 			m->commit_held = 1;	/* and no timeout either */

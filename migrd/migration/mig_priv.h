@@ -110,6 +110,7 @@ struct mig {
 						   repair and the workload run */
 	double			 release_ms;	/* what running it took */
 	double			 t_released;	/* mono_ms() once it ran */
+	double			 t_commit_rx;	/* the first COMMIT heard */
 	/* source, moved: its tasks asked to die (cgroup.kill); kill_ev,
 	 * set while they do, looks every few ms until they are gone, then
 	 * the namespace is deleted and the migration settles */
@@ -232,6 +233,7 @@ struct mig {
 	int			 have_src;
 	uint64_t		 seq;		/* records sent */
 	double			 t_freeze, t_dump_done, t_commit;
+	unsigned		 commits_sent;	/* COMMIT, repeats counted */
 	/* destination */
 	struct nsdump		*nd;
 	struct migdst		 dst;
@@ -279,13 +281,17 @@ struct src_answer {
 	json_int_t	 pid;		/* COMMITTED */
 	json_int_t	 replayed;	/* COMMITTED */
 	double		 since_release;	/* COMMITTED: ms, or -1 */
+	double		 since_commit;	/* COMMITTED: ms, or -1 */
 	const char	*reason;	/* REFUSED, FAILED */
 };
 /* 0, or -1 for a READY without its figures. */
 int	src_answer(int type, json_t *msg, struct src_answer *a);
 /* Where the downtime ends (mono ms): now less COMMITTED's
- * since_release_ms, if that falls after COMMIT was first sent. */
-double	src_downtime_end(double now, double t_commit, double since_release);
+ * since_release_ms, if that falls after COMMIT was first sent, less half
+ * the channel's round trip when since_commit_ms tells it (COMMIT sent
+ * commits times). */
+double	src_downtime_end(double now, double t_commit, unsigned commits,
+	    double since_release, double since_commit);
 void	src_action(struct mig *, unsigned action);
 /* Moved: kill the tasks (their sockets in repair), delete the namespace.
  * wait 0: asked here, waited for by a timer, and the migration settles

@@ -493,9 +493,9 @@ frozen_now(struct mig *m)
 	if (!m->ck)
 		snprintf(rest, sizeof(rest), "tasks waiting for input after "
 		    "%.1f ms, ", f->settle_ms);
-	mig_progress(m, "freeze", "traffic locked, %s%zu tasks frozen, %zu "
-	    "sockets collected (%.1f ms)", rest, m->src.set.ntasks,
-	    m->src.set.nsocks, m->ms[PH_FREEZE]);
+	mig_progress(m, "freeze", "traffic locked (%.1f ms), %s%zu tasks "
+	    "frozen, %zu sockets collected (%.1f ms)", f->lock_ms, rest,
+	    m->src.set.ntasks, m->src.set.nsocks, m->ms[PH_FREEZE]);
 	if (mig_fault("src-freeze")) {
 		mig_fail(m, "fault injected after the freeze");
 		return;
@@ -655,14 +655,21 @@ settle_wait(struct mig *m)
 		    "input: %.300s", m->ns, why);
 		return;
 	}
-	mig_fail(m, "%s cannot move in light mode: %.300s after %u ms "
-	    "(settle-wait), not waiting for input, and what it has read but "
-	    "not written would be lost: move it in checkpoint mode (migctl "
-	    "run --checkpoint), or try again", m->ns, why,
-	    migrd.conf.settle_ms);
+	/* waited: settle-wait, and orphan-wait more after a drain */
+	mig_fail(m, "%s cannot move in light mode: %.300s after %.0f ms "
+	    "(settle-wait%s), not waiting for input, and what it has read "
+	    "but not written would be lost: move it in checkpoint mode "
+	    "(migctl run --checkpoint), or try again", m->ns, why, waited,
+	    m->t_drain > 0 ? " and orphan-wait" : "");
 }
 
-/* The lock first: the peer's stall starts here (the downtime's clock). */
+/*
+ * The lock first: the peer's stall starts once it holds, which is when
+ * its transaction commits, at the end of migsrc_lock().  The downtime's
+ * clock starts there, not when it was asked: making the libnftables
+ * context and fetching the ruleset come first and take tens to a few
+ * hundred ms in a TCG guest, while the traffic still flows.
+ */
 static void
 lock_now(struct mig *m)
 {
@@ -670,7 +677,6 @@ lock_now(struct mig *m)
 
 	/* the queue's reader first: the lock may not queue to nobody */
 	replay_src_open(m);
-	m->t_freeze = mono_ms();
 	if (migsrc_lock(&m->src, m->ns, m->cgroup,
 	    (m->ck ? MIGSRC_CKPT : 0) |
 	    (peer_repair_path(m->peer) ? 0 : MIGSRC_NO_PATH), m->rq_on,
@@ -678,6 +684,7 @@ lock_now(struct mig *m)
 		mig_fail(m, "cannot lock %s: %.200s", m->ns, err);
 		return;
 	}
+	m->t_freeze = mono_ms();
 	if (m->ck) {
 		/* CRIU carries the memory: the tasks may stop anywhere */
 		freeze_now(m);
@@ -825,6 +832,7 @@ send_commit(struct mig *m)
 		else
 			mig_progress(m, "commit", "COMMIT sent to %s", m->peer);
 	}
+	m->commits_sent++;
 	mig_send(m, MSG_MIG_COMMIT, NULL);
 }
 
@@ -1055,6 +1063,7 @@ src_answer(int type, json_t *msg, struct src_answer *a)
 	a->pid = 0;
 	a->replayed = 0;
 	a->since_release = -1;
+	a->since_commit = -1;
 	a->reason = NULL;
 	switch (type) {
 	case MSG_MIG_PREPARED:
@@ -1069,9 +1078,10 @@ src_answer(int type, json_t *msg, struct src_answer *a)
 		return json_unpack(msg, "{s:I,s:F}", "sockets", &a->n,
 		    "restore_ms", &a->ms);
 	case MSG_MIG_COMMITTED:
-		json_unpack(msg, "{s?F,s?I,s?I,s?I,s?F}", "live_ms", &a->ms,
-		    "pid", &a->pid, "reset", &a->n, "replayed", &a->replayed,
-		    "since_release_ms", &a->since_release);
+		json_unpack(msg, "{s?F,s?I,s?I,s?I,s?F,s?F}", "live_ms",
+		    &a->ms, "pid", &a->pid, "reset", &a->n, "replayed",
+		    &a->replayed, "since_release_ms", &a->since_release,
+		    "since_commit_ms", &a->since_commit);
 		break;
 	}
 	return 0;
@@ -1082,14 +1092,30 @@ src_answer(int type, json_t *msg, struct src_answer *a)
  * says in ms before itself: the replay's last slices may follow it.  A
  * figure that puts it before COMMIT was sent (or is not one) is not
  * believed: then it ends here, as it did before peers said it.
+ *
+ * COMMITTED also took its way here (through both TLS processes: 10 to
+ * 30 ms in a TCG lab), which would count as downtime.  since_commit, how
+ * long the destination had COMMIT, tells the channel's round trip from
+ * its work: (now - t_commit) - since_commit; half of it is taken off,
+ * if COMMIT went once (a repeat's round trip holds the outage that made
+ * it) and the figures fit (released after COMMIT came).  The way there
+ * carries the last kept packets ahead of COMMIT, so half the round trip
+ * is at least the way back, and the downtime errs short of nothing.
  */
 double
-src_downtime_end(double now, double t_commit, double since_release)
+src_downtime_end(double now, double t_commit, unsigned commits,
+    double since_release, double since_commit)
 {
-	if (t_commit > 0 && since_release >= 0 &&
-	    since_release <= now - t_commit)
-		return now - since_release;
-	return now;
+	double end, rtt;
+
+	if (t_commit <= 0 || since_release < 0 ||
+	    since_release > now - t_commit)
+		return now;
+	end = now - since_release;
+	rtt = (now - t_commit) - since_commit;
+	if (commits == 1 && since_commit >= since_release && rtt >= 0)
+		end -= rtt / 2;
+	return end;
 }
 
 static void
@@ -1161,7 +1187,8 @@ src_rx(struct mig *m, int type, json_t *msg)
 			m->ms[PH_COMMIT] = mono_ms() - m->t_commit;
 		if (m->t_freeze > 0 && m->ms[PH_DOWNTIME] < 0)
 			m->ms[PH_DOWNTIME] = src_downtime_end(mono_ms(),
-			    m->t_commit, a.since_release) - m->t_freeze;
+			    m->t_commit, m->commits_sent, a.since_release,
+			    a.since_commit) - m->t_freeze;
 		if (m->state == MS_COMMITTING || m->state == MS_IN_DOUBT)
 			mig_progress(m, "live", "%s is live on %s, workload pid "
 			    "%lld (%.1f ms)%s", m->ns, m->peer, (long long)pid,

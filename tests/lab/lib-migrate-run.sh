@@ -18,7 +18,7 @@ migrate host1 host2
 diag "$MOUT"
 is "$MRC" 0 "migctl migrate $NS host2 exits 0"
 like "$MOUT" 'prepared .*locked and detached' "it printed the pre-copy phase"
-like "$MOUT" 'freeze .*traffic locked, .*tasks frozen' "it printed the freeze"
+like "$MOUT" 'freeze .*traffic locked .*tasks frozen' "it printed the freeze"
 like "$MOUT" 'ready .*restored' "it printed the restore"
 like "$MOUT" 'downtime' "it printed the figures table"
 is "$(rep .outcome)" moved "history keeps the report: moved"

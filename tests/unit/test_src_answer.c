@@ -41,6 +41,10 @@ test_committed_fields(void **state)
 	assert_int_equal(a.n, 1);
 	assert_int_equal(a.replayed, 50);
 	assert_true(a.since_release > 3.4 && a.since_release < 3.6);
+	assert_true(a.since_commit < 0);	/* absent */
+	answer("{\"mig\":\"m\",\"since_release_ms\":7.5,"
+	    "\"since_commit_ms\":40.25}", &a);
+	assert_true(a.since_commit > 40.2 && a.since_commit < 40.3);
 	/* an integer is a number too */
 	answer("{\"mig\":\"m\",\"since_release_ms\":7}", &a);
 	assert_true(a.since_release > 6.9 && a.since_release < 7.1);
@@ -59,15 +63,33 @@ test_downtime_end(void **state)
 {
 	(void)state;
 	/* released 120 ms before COMMITTED: the downtime ends then */
-	assert_true(src_downtime_end(1300, 1000, 120) == 1180);
-	assert_true(src_downtime_end(1300, 1000, 0) == 1300);
+	assert_true(src_downtime_end(1300, 1000, 1, 120, -1) == 1180);
+	assert_true(src_downtime_end(1300, 1000, 1, 0, -1) == 1300);
 	/* as far back as COMMIT itself, not before */
-	assert_true(src_downtime_end(1300, 1000, 300) == 1000);
-	assert_true(src_downtime_end(1300, 1000, 300.5) == 1300);
-	assert_true(src_downtime_end(1300, 1000, 1e12) == 1300);
+	assert_true(src_downtime_end(1300, 1000, 1, 300, -1) == 1000);
+	assert_true(src_downtime_end(1300, 1000, 1, 300.5, -1) == 1300);
+	assert_true(src_downtime_end(1300, 1000, 1, 1e12, -1) == 1300);
 	/* unknown, or no COMMIT sent (it cannot be): at COMMITTED */
-	assert_true(src_downtime_end(1300, 1000, -1) == 1300);
-	assert_true(src_downtime_end(1300, 0, 50) == 1300);
+	assert_true(src_downtime_end(1300, 1000, 1, -1, 260) == 1300);
+	assert_true(src_downtime_end(1300, 0, 1, 50, 260) == 1300);
+}
+
+/* With since_commit_ms: the destination had COMMIT 260 ms of the 300,
+ * so the channel's round trip was 40 ms, and COMMITTED's way here about
+ * 20 of them. */
+static void
+test_downtime_end_way_back(void **state)
+{
+	(void)state;
+	assert_true(src_downtime_end(1300, 1000, 1, 120, 260) == 1160);
+	/* all of it on the way: half of 300 */
+	assert_true(src_downtime_end(1300, 1000, 1, 0, 0) == 1150);
+	/* COMMIT repeated: its round trip holds the outage, not taken */
+	assert_true(src_downtime_end(1300, 1000, 2, 120, 260) == 1180);
+	/* released before COMMIT came, or had COMMIT longer than it was
+	 * sent: the figures do not fit, not taken */
+	assert_true(src_downtime_end(1300, 1000, 1, 120, 100) == 1180);
+	assert_true(src_downtime_end(1300, 1000, 1, 120, 301) == 1180);
 }
 
 int
@@ -76,6 +98,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_committed_fields),
 		cmocka_unit_test(test_downtime_end),
+		cmocka_unit_test(test_downtime_end_way_back),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
