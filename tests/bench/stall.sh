@@ -16,7 +16,8 @@
 #              the longest wait for its bytes to be acknowledged
 #   recv-only  reads what svc writes, writes nothing: its only packets
 #              towards svc are acknowledgements
-# "+ms" is the stall minus the migration's downtime (lock to thaw);
+# "+ms" is the stall minus the migration's downtime (from the lock
+# holding to the destination's release of the workload);
 # the goal of the replaying lock is at most two round trips and 50 ms.
 # LOCKQ=N sets the replaying lock's queue to N packets (and N * 2 KiB);
 # migrd's default is 4096.  Rows of more than 10 connections per peer
@@ -37,6 +38,13 @@
 # retransmission timeouts and tail loss probes counted in svc on host2
 # (TcpExt TCPTimeouts, TCPLossProbes) from its restore to just after
 # the move.
+# APART=1: one move per kind of peer, each with N connections alone (by
+# default the three kinds share one move: 3 * N connections in svc).
+# CAPTURE=1: tcpdump on the client from 1 s before the move to its end,
+# kept in $B/bench/stall-MODE-N[-PEERS].pcap, and split by flowgaps.py (under
+# the row): how long before the lock each flow was last written to,
+# the window no flow got data in, and how long after the first each was
+# served again.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../lab/lib-migrd.sh"
 . "$(dirname "$0")/../lab/lib-migrate.sh"
@@ -70,12 +78,12 @@ qemu_busy() {
 }
 
 ex() {		# MS DOWNTIME: "MS (+EXCESS)"
-	[ -n "$1" ] && [ -n "$2" ] && echo "$1 (+$(($1 - $2)))" || echo "${1:--}"
+	[ -n "$1" ] && [ -n "$2" ] && printf '%s (%+d)\n' "$1" $(($1 - $2)) || echo "${1:--}"
 }
 
 cell() {	# MODE N: one move, one line of the table
 	local mode=$1 n=$2 rtt r busy send recv d g to lock=${1%+gate}
-	local TICK=$TICK LOCKQ=${LOCKQ:-}
+	local TICK=$TICK LOCKQ=${LOCKQ:-} kinds=" ${PEERS:-busy send recv} " start conns=0
 	[ "$n" -le 10 ] || TICK=$TICK_MID
 	[ "$n" -le 100 ] || { TICK=$TICK_LARGE; LOCKQ=$LOCKQ_LARGE; }
 	mig_setup "commit-timeout 3000" "lock $lock" ${LOCKQ:+"lock-queue-packets $LOCKQ"} \
@@ -83,16 +91,20 @@ cell() {	# MODE N: one move, one line of the table
 	SVC_TICK=$TICK SVC_GATE=$([ "$mode" = "$lock" ] || echo 1) svc_start host1 "$RATE" >/dev/null ||
 		{ echo "$mode $n: svc did not start"; return; }
 	rtt=$(gx client "ping -c 5 -i 0.2 -q $SVC4" | sed -n 's|.* = [0-9.]*/\([0-9.]*\)/.*|\1|p')
-	gx client "rm -f /tmp/$NS.b /tmp/$NS.s /tmp/$NS.r
-		setsid $W/streamc -c $SVC4:7400 -c '[$SVC6]:7400' -n $n -r $RATE -t $TICK -d 0 -o /tmp/$NS.b </dev/null >/dev/null 2>&1 &
-		setsid $W/streamc -c $SVC4:7401 -c '[$SVC6]:7401' -n $n -r $RATE -t $TICK -d 0 -a -o /tmp/$NS.s </dev/null >/dev/null 2>&1 &
-		setsid $W/streamc -c $SVC4:7400,recvonly -c '[$SVC6]:7400,recvonly' -n $n -t $TICK -d 0 -o /tmp/$NS.r </dev/null >/dev/null 2>&1 &"
+	start="rm -f /tmp/$NS.b /tmp/$NS.s /tmp/$NS.r"
+	[[ $kinds != *" busy "* ]] || { conns=$((conns + n)); start="$start
+		setsid $W/streamc -c $SVC4:7400 -c '[$SVC6]:7400' -n $n -r $RATE -t $TICK -d 0 -o /tmp/$NS.b </dev/null >/dev/null 2>&1 &"; }
+	[[ $kinds != *" send "* ]] || { conns=$((conns + n)); start="$start
+		setsid $W/streamc -c $SVC4:7401 -c '[$SVC6]:7401' -n $n -r $RATE -t $TICK -d 0 -a -o /tmp/$NS.s </dev/null >/dev/null 2>&1 &"; }
+	[[ $kinds != *" recv "* ]] || { conns=$((conns + n)); start="$start
+		setsid $W/streamc -c $SVC4:7400,recvonly -c '[$SVC6]:7400,recvonly' -n $n -t $TICK -d 0 -o /tmp/$NS.r </dev/null >/dev/null 2>&1 &"; }
+	gx client "$start"
 	# every connection up and accepted by streamd (none waiting in an
 	# accept queue: a rollback could only reset those), within 120 s
 	gx -t 130 host1 "for i in \$(seq 240); do
 		e=\$(ip netns exec $NS ss -Htn state established '( sport = :7400 or sport = :7401 )' | wc -l)
 		q=\$(ip netns exec $NS ss -Htln | awk '{ q += \$2 } END { print q + 0 }')
-		[ \$e -ge $((3 * n)) ] && [ \$q -eq 0 ] && exit 0; sleep 0.5; done; exit 1" ||
+		[ \$e -ge $conns ] && [ \$q -eq 0 ] && exit 0; sleep 0.5; done; exit 1" ||
 		echo "$mode $n: not every connection was up and accepted after 120 s" >&2
 	# how busy the guests are with the load alone, over 3 s: a lab that
 	# cannot carry the load before the move does not catch up after it,
@@ -134,14 +146,19 @@ cell() {	# MODE N: one move, one line of the table
 				if (best == "") break
 				used[best] = 1; split(best, nm, " "); printf " %s %d", nm[2], 100 * bv / t }
 			printf ")" }')
+	[ -z "${CAPTURE:-}" ] || gx client "rm -f /tmp/$NS.pcap
+		setsid tcpdump -i eth0 -s 96 -U -w /tmp/$NS.pcap tcp port 7400 </dev/null >/dev/null 2>&1 &
+		sleep 1" >/dev/null 2>&1
 	migrate host1 host2
+	[ -z "${CAPTURE:-}" ] || { gx client "pkill -INT -x tcpdump; sleep 1; cp /tmp/$NS.pcap /mnt/lab/stall-$mode-$n${PEERS:+-$PEERS}.pcap" &&
+		mkdir -p "$B/bench" && mv "${MIGR_LAB:-/run/migr-lab}/share/stall-$mode-$n${PEERS:+-$PEERS}.pcap" "$B/bench/"; } >/dev/null 2>&1
 	# the destination namespace's own counters (new with it): how often
 	# a restored socket's retransmission timer fired there, and how
 	# often it probed a tail, since the restore
 	to=$(gx host2 "ip netns exec $NS awk '/^TcpExt:/ { if (!h) { for (i = 1; i <= NF; i++) { if (\$i == \"TCPTimeouts\") t = i; if (\$i == \"TCPLossProbes\") p = i }; h = 1 } else print \$t \"/\" \$p }' /proc/net/netstat")
 	sleep 3
 	r=$(gx -t 60 client "pkill -TERM -x streamc; for i in \$(seq 100); do pgrep -x streamc >/dev/null || break; sleep 0.2; done
-		cat /tmp/$NS.b; cat /tmp/$NS.s; cat /tmp/$NS.r")
+		for f in b s r; do cat /tmp/$NS.\$f 2>/dev/null || echo; done")
 	busy=$(sed -n 1p <<<"$r"); send=$(sed -n 2p <<<"$r"); recv=$(sed -n 3p <<<"$r")
 	d=$(rep .ms.downtime); d=${d%.*}
 	# a gated streamd's own account: how long it waited at its gate,
@@ -154,8 +171,12 @@ cell() {	# MODE N: one move, one line of the table
 		"$(kv "$busy" verdict)/$(kv "$send" mismatches)/$(kv "$recv" verdict)" \
 		"$(rep .lock.kept)/$(rep .lock.sent)/$(rep .lock.forwarded)/$(rep .lock.overflow)" \
 		"${g:--}" "${to:--}"
+	# the split of the busy and recv-only flows' stalls, from the capture
+	[ -z "${CAPTURE:-}" ] || [[ $kinds != *" busy "* && $kinds != *" recv "* ]] ||
+		[ ! -s "$B/bench/stall-$mode-$n${PEERS:+-$PEERS}.pcap" ] ||
+		"$(dirname "$0")/flowgaps.py" "$B/bench/stall-$mode-$n${PEERS:+-$PEERS}.pcap" 7400 "${d:-}" | sed "s/^/#   $mode $n capture: /" >&2
 	# where the downtime went, and what it carried
-	echo "#   $mode $n: tick $TICK ms, lock queue ${LOCKQ:-4096}; before the move, QEMU of ${qemu:-?} of a host core, host1 says ${cpu:-?}; the flows' median stall: busy $(kv "$busy" median_stall_ms), recv-only $(kv "$recv" median_stall_ms) ms; ms $(jq -c .ms <<<"$MREP"); $(rep .sockets.total) sockets, $(rep .bytes.queued) bytes queued, $(rep .bytes.streamed) on the channel" >&2
+	echo "#   $mode $n:${PEERS:+ peers$kinds(alone),} tick $TICK ms, lock queue ${LOCKQ:-4096}; before the move, QEMU of ${qemu:-?} of a host core, host1 says ${cpu:-?}; the flows' median stall: busy $(kv "$busy" median_stall_ms), recv-only $(kv "$recv" median_stall_ms) ms; ms $(jq -c .ms <<<"$MREP"); $(rep .sockets.total) sockets, $(rep .bytes.queued) bytes queued, $(rep .bytes.streamed) on the channel" >&2
 }
 
 printf '%-11s %5s %8s %7s %16s %16s %16s %-9s %-20s %-15s %s\n' lock conns down_ms rtt_ms \
@@ -163,6 +184,12 @@ printf '%-11s %5s %8s %7s %16s %16s %16s %-9s %-20s %-15s %s\n' lock conns down_
 	"gate_ms/fork_ms" "rto/tlp"
 for n in "${sizes[@]}"; do
 	for mode in ${MODES:-drop replay replay+gate}; do
-		cell "$mode" "$n"
+		if [ -z "${APART:-}" ]; then
+			cell "$mode" "$n"
+			continue
+		fi
+		for k in busy send recv; do
+			PEERS=$k cell "$mode" "$n"
+		done
 	done
 done
