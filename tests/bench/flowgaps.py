@@ -143,6 +143,9 @@ def main():
         stall.append((after[0] - before[-1]) * ms)
     print("connections %d, longest stall %.1f ms, median %.1f ms" % (
         len(rx), max(longest) * ms, sorted(longest)[len(longest) // 2] * ms))
+    if not stall:
+        sys.exit("flowgaps: no connection got data both before and after "
+                 "the dark window")
     print("dark window (no connection got data) %.1f ms%s" % (
         (first - last) * ms,
         "" if down is None else ", downtime %.1f ms, dark - downtime %+.1f ms"
@@ -154,7 +157,7 @@ def main():
     print("stall across the dark window, longest %.1f ms%s" % (
         max(stall), "" if down is None else
         ", minus the downtime %+.1f ms" % (max(stall) - down)))
-    moved = max(d + v for d, v in zip([(first - last) * ms] * len(serve), serve))
+    moved = (first - last) * ms + max(serve)
     print("the same without its phase (the dark window and the serve) "
           "%.1f ms%s" % (moved, "" if down is None else
                          ", minus the downtime %+.1f ms" % (moved - down)))
