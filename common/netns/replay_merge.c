@@ -32,9 +32,6 @@
 
 #include "replay.h"
 
-#define TH_FIN	0x01
-#define TH_SYN	0x02
-#define TH_RST	0x04
 #define TH_PSH	0x08
 #define TH_ACK	0x10
 
@@ -129,11 +126,12 @@ merge(const struct replay_pkt *a, const struct seg *sa,
 	return m;
 }
 
-/* The connection's slot: its key, and the index of its last packet. */
+/* The connection's slot: its last packet, by index, and that packet
+ * parsed (seg.key is the slot's key). */
 struct slot {
-	uint8_t		 key[37];
 	int		 used;
 	size_t		 last;
+	struct seg	 seg;
 };
 
 static uint32_t
@@ -152,7 +150,7 @@ replay_list_merge(struct replay_list *l, size_t max_len)
 {
 	struct replay_pkt **v, *p, *m;
 	struct slot *tab, *e;
-	struct seg s, o;
+	struct seg s, *o;
 	size_t n = l->npkts, cap = 16, i, k, merged = 0;
 
 	if (n < 2)
@@ -174,25 +172,28 @@ replay_list_merge(struct replay_list *l, size_t max_len)
 		if (seg_parse(v[i]->data, v[i]->len, &s) < 0)
 			continue;
 		for (k = hash(s.key, sizeof(s.key)) & (cap - 1);
-		    tab[k].used && memcmp(tab[k].key, s.key, sizeof(s.key));
-		    k = (k + 1) & (cap - 1))
+		    tab[k].used && memcmp(tab[k].seg.key, s.key,
+		    sizeof(s.key)) != 0; k = (k + 1) & (cap - 1))
 			;
 		e = &tab[k];
-		if (e->used && s.data &&
-		    seg_parse(v[e->last]->data, v[e->last]->len, &o) == 0 &&
-		    o.data && o.tos == s.tos && o.hl == s.hl &&
-		    o.seq + (uint32_t)o.plen == s.seq &&
-		    v[i]->len + o.plen <= max_len &&
-		    (m = merge(v[e->last], &o, v[i], &s)) != NULL) {
+		o = &e->seg;
+		if (e->used && s.data && o->data && o->tos == s.tos &&
+		    o->hl == s.hl && o->seq + (uint32_t)o->plen == s.seq &&
+		    v[i]->len + o->plen <= max_len &&
+		    (m = merge(v[e->last], o, v[i], &s)) != NULL) {
 			free(v[e->last]);
 			v[e->last] = NULL;
 			free(v[i]);
 			v[i] = m;
 			merged++;
+			/* what was merged, parsed: b's headers, a's start */
+			s.seq = o->seq;
+			s.plen += o->plen;
+			s.flags |= o->flags & TH_PSH;
 		}
-		memcpy(e->key, s.key, sizeof(s.key));
 		e->used = 1;
 		e->last = i;
+		e->seg = s;
 	}
 	/* the list again, without the merged */
 	l->head = NULL;

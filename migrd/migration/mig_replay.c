@@ -267,9 +267,10 @@ replay_dst_rx(struct mig *m, json_t *msg, char *why, size_t len)
 	return 0;
 }
 
-/* The largest packet a merge may make: the smallest MTU of the
- * namespace's links but lo (a frame longer than its veth's MTU would be
- * dropped on the way in), or IPv6's minimum if none is known. */
+/* The largest packet a merge may make: the smallest known MTU of the
+ * namespace's links but lo (nsdump's kind "lo"; a frame longer than its
+ * veth's MTU would be dropped on the way in), or IPv6's minimum if none
+ * is known (0: the record did not say). */
 static size_t
 merge_max(const struct mig *m)
 {
@@ -277,8 +278,7 @@ merge_max(const struct mig *m)
 
 	for (i = 0; m->nd != NULL && i < m->nd->nlinks; i++)
 		if (strcmp(m->nd->links[i].kind, "lo") != 0 &&
-		    strcmp(m->nd->links[i].name, "lo") != 0 &&
-		    m->nd->links[i].mtu >= 1280 &&
+		    m->nd->links[i].mtu > 0 &&
 		    (mtu == 0 || m->nd->links[i].mtu < mtu))
 			mtu = m->nd->links[i].mtu;
 	return mtu > 0 ? mtu : 1280;

@@ -84,6 +84,7 @@ ex() {		# MS DOWNTIME: "MS (+EXCESS)"
 cell() {	# MODE N: one move, one line of the table
 	local mode=$1 n=$2 rtt r busy send recv d g to lock=${1%+gate}
 	local TICK=$TICK LOCKQ=${LOCKQ:-} kinds=" ${PEERS:-busy send recv} " start conns=0
+	local pcap=stall-$mode-$n${PEERS:+-$PEERS}.pcap
 	[ "$n" -le 10 ] || TICK=$TICK_MID
 	[ "$n" -le 100 ] || { TICK=$TICK_LARGE; LOCKQ=$LOCKQ_LARGE; }
 	mig_setup "commit-timeout 3000" "lock $lock" ${LOCKQ:+"lock-queue-packets $LOCKQ"} \
@@ -150,8 +151,8 @@ cell() {	# MODE N: one move, one line of the table
 		setsid tcpdump -i eth0 -s 96 -U -w /tmp/$NS.pcap tcp port 7400 </dev/null >/dev/null 2>&1 &
 		sleep 1" >/dev/null 2>&1
 	migrate host1 host2
-	[ -z "${CAPTURE:-}" ] || { gx client "pkill -INT -x tcpdump; sleep 1; cp /tmp/$NS.pcap /mnt/lab/stall-$mode-$n${PEERS:+-$PEERS}.pcap" &&
-		mkdir -p "$B/bench" && mv "${MIGR_LAB:-/run/migr-lab}/share/stall-$mode-$n${PEERS:+-$PEERS}.pcap" "$B/bench/"; } >/dev/null 2>&1
+	[ -z "${CAPTURE:-}" ] || { gx client "pkill -INT -x tcpdump; sleep 1; cp /tmp/$NS.pcap /mnt/lab/$pcap" &&
+		mkdir -p "$B/bench" && mv "${MIGR_LAB:-/run/migr-lab}/share/$pcap" "$B/bench/"; } >/dev/null 2>&1
 	# the destination namespace's own counters (new with it): how often
 	# a restored socket's retransmission timer fired there, and how
 	# often it probed a tail, since the restore
@@ -173,8 +174,8 @@ cell() {	# MODE N: one move, one line of the table
 		"${g:--}" "${to:--}"
 	# the split of the busy and recv-only flows' stalls, from the capture
 	[ -z "${CAPTURE:-}" ] || [[ $kinds != *" busy "* && $kinds != *" recv "* ]] ||
-		[ ! -s "$B/bench/stall-$mode-$n${PEERS:+-$PEERS}.pcap" ] ||
-		"$(dirname "$0")/flowgaps.py" "$B/bench/stall-$mode-$n${PEERS:+-$PEERS}.pcap" 7400 "${d:-}" | sed "s/^/#   $mode $n capture: /" >&2
+		[ ! -s "$B/bench/$pcap" ] ||
+		"$(dirname "$0")/flowgaps.py" "$B/bench/$pcap" 7400 "${d:-}" | sed "s/^/#   $mode $n capture: /" >&2
 	# where the downtime went, and what it carried
 	echo "#   $mode $n:${PEERS:+ peers$kinds(alone),} tick $TICK ms, lock queue ${LOCKQ:-4096}; before the move, QEMU of ${qemu:-?} of a host core, host1 says ${cpu:-?}; the flows' median stall: busy $(kv "$busy" median_stall_ms), recv-only $(kv "$recv" median_stall_ms) ms; ms $(jq -c .ms <<<"$MREP"); $(rep .sockets.total) sockets, $(rep .bytes.queued) bytes queued, $(rep .bytes.streamed) on the channel" >&2
 }
